@@ -1,0 +1,296 @@
+"""The engine: decides which rules fire on the scanned events and facts, and ranks them.
+
+Firing. A rule with patterns fires when its patterns matched (``match: any`` — one of them;
+``match: all`` — every one) and every condition holds for the matching line's captures plus the
+facts. A rule without patterns fires when all its conditions hold on the facts alone.
+
+Confidence. A number in [0, 1]: gpudoctor's estimate of the probability that this diagnosis
+names what killed the job. It starts at the rule's prior ``confidence``, moves by each
+``adjust`` entry whose condition holds, is raised when a ``confirmation`` rule of the same cause
+also fired (halfway to 1) and halved when another firing rule ``explains`` it. Read it as:
+≥ 0.8 the cause, with little doubt; 0.5–0.8 likely; below 0.5 a lead worth checking.
+
+Ranking, in this order of keys:
+
+1. tier — causes that nothing else explains; then diagnoses explained by another firing rule
+   (a cascade never outranks the root it follows from); then ``advice`` (never a cause);
+2. confidence, higher first;
+3. time — the earlier first matching line (inputs in the order given, then line number);
+4. specificity — a rule whose conditions held and that matched more patterns first;
+5. rule id, so that the order is stable.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from gpudoctor.logs.scanner import Event, PatternHits
+from gpudoctor.report import Diagnosis, Evidence, FactValue
+from gpudoctor.rulebook.conditions import Evaluator, names_in
+from gpudoctor.rulebook.model import MatchMode, Role, Rule
+from gpudoctor.units import Version, format_size
+
+MAX_EVIDENCE = 4
+EXPLAINED_FACTOR = 0.5
+
+
+@dataclass
+class Finding:
+    """A rule that fired, before ranking."""
+
+    rule: Rule
+    events: list[Event]
+    matches: int
+    values: dict[str, FactValue]
+    confidence: float
+    notes: list[str] = field(default_factory=list)
+    fact_evidence: list[Evidence] = field(default_factory=list)
+    explained_by: list[str] = field(default_factory=list)
+
+    @property
+    def first_order(self) -> tuple[int, int]:
+        return min((e.order for e in self.events), default=(1 << 30, 1 << 30))
+
+    @property
+    def specificity(self) -> int:
+        return len(self.rule.conditions) + len({e.key for e in self.events})
+
+
+def evaluate(
+    rules: Sequence[Rule], hits: Mapping[str, PatternHits], facts: Mapping[str, object]
+) -> list[Finding]:
+    """Every rule that fires, with its evidence and confidence (not yet ranked)."""
+    findings = []
+    for rule in rules:
+        finding = evaluate_rule(rule, hits, facts)
+        if finding is not None:
+            findings.append(finding)
+    return findings
+
+
+def evaluate_rule(
+    rule: Rule, hits: Mapping[str, PatternHits], facts: Mapping[str, object]
+) -> Finding | None:
+    """The finding for one rule, or ``None`` when it does not fire."""
+    by_pattern = {p.id: hits.get(rule.pattern_key(p)) for p in rule.patterns}
+    counts = {pid: (h.count if h else 0) for pid, h in by_pattern.items()}
+    functions = {
+        "matched": lambda pid: counts.get(pid, 0) > 0,
+        "count": lambda pid: counts.get(pid, 0),
+    }
+    if not rule.patterns:
+        evaluator = _evaluator(rule, facts, {}, functions)
+        if not rule.conditions or not all(evaluator.holds(c) for c in rule.conditions):
+            return None
+        return _finding(rule, [], 0, evaluator, {}, facts)
+
+    events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
+    total = sum(counts.values())
+    if rule.match is MatchMode.ALL:
+        if not all(events_by_pattern.values()):
+            return None
+        firsts = sorted((evs[0] for evs in events_by_pattern.values()), key=lambda e: e.order)
+        captures: dict[str, Any] = {}
+        for event in firsts:
+            for name, value in event.captures.items():
+                captures.setdefault(name, value)
+        evaluator = _evaluator(rule, facts, captures, functions)
+        if not all(evaluator.holds(c) for c in rule.conditions):
+            return None
+        return _finding(rule, firsts, total, evaluator, captures, facts)
+
+    events = sorted((e for evs in events_by_pattern.values() for e in evs), key=lambda e: e.order)
+    satisfied: list[tuple[Event, Evaluator]] = []
+    for event in events:
+        evaluator = _evaluator(rule, facts, dict(event.captures), functions)
+        if all(evaluator.holds(c) for c in rule.conditions):
+            satisfied.append((event, evaluator))
+    if not satisfied:
+        return None
+    first_event, first_evaluator = satisfied[0]
+    matches = total if len(satisfied) == len(events) else len(satisfied)
+    return _finding(
+        rule, [e for e, _ in satisfied], matches, first_evaluator, dict(first_event.captures), facts
+    )
+
+
+def _evaluator(
+    rule: Rule,
+    facts: Mapping[str, object],
+    captures: Mapping[str, object],
+    functions: Mapping[str, Any],
+) -> Evaluator:
+    evaluator = Evaluator({**facts, **captures}, functions)
+    for name, expression in rule.derived.items():
+        evaluator.set(name, evaluator.value(expression))
+    return evaluator
+
+
+def _finding(
+    rule: Rule,
+    events: list[Event],
+    matches: int,
+    evaluator: Evaluator,
+    captures: Mapping[str, object],
+    facts: Mapping[str, object],
+) -> Finding:
+    confidence = rule.confidence
+    notes = []
+    for adjustment in rule.adjust:
+        if evaluator.holds(adjustment.when):
+            confidence += adjustment.by
+            notes.append(adjustment.reason)
+    values: dict[str, FactValue] = {k: _plain(v) for k, v in captures.items()}
+    for name in rule.derived:
+        values[name] = _plain(evaluator.value(name))
+    tested = sorted(
+        {n for c in (*rule.conditions, *(a.when for a in rule.adjust)) for n in names_in(c)}
+    )
+    fact_evidence = [
+        Evidence(source="facts", fact=name, value=_plain(facts[name]))
+        for name in tested
+        if name in facts and facts[name] is not None and name not in values
+    ]
+    return Finding(
+        rule=rule,
+        events=events,
+        matches=matches,
+        values=values,
+        confidence=min(1.0, max(0.0, confidence)),
+        notes=notes,
+        fact_evidence=fact_evidence,
+    )
+
+
+def _plain(value: object) -> FactValue:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, Version):
+        return str(value)
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def rank(findings: Sequence[Finding]) -> list[Diagnosis]:
+    """Merge confirmations, mark explained findings and order them (see module doc)."""
+    findings = _merge_confirmations(list(findings))
+    _mark_explained(findings)
+
+    def key(f: Finding) -> tuple[int, float, tuple[int, int], int, str]:
+        tier = 2 if f.rule.role is Role.ADVICE else (1 if f.explained_by else 0)
+        return (tier, -round(f.confidence, 2), f.first_order, -f.specificity, f.rule.id)
+
+    ordered = sorted(findings, key=key)
+    return [_diagnosis(i, f) for i, f in enumerate(ordered, start=1)]
+
+
+def _merge_confirmations(findings: list[Finding]) -> list[Finding]:
+    kept: list[Finding] = []
+    confirmations = [f for f in findings if f.rule.role is Role.CONFIRMATION]
+    others = [f for f in findings if f.rule.role is not Role.CONFIRMATION]
+    for confirmation in confirmations:
+        targets = [
+            f for f in others if f.rule.cause == confirmation.rule.cause and f.rule.role
+            in (Role.ROOT, Role.CASCADE)
+        ]
+        if not targets:
+            kept.append(confirmation)
+            continue
+        target = max(targets, key=lambda f: f.confidence)
+        target.confidence += (1.0 - target.confidence) * 0.5
+        target.events = sorted([*target.events, *confirmation.events], key=lambda e: e.order)
+        target.matches += confirmation.matches
+        target.fact_evidence.extend(confirmation.fact_evidence)
+        target.notes.append(f"confirmed by {confirmation.rule.id}: {confirmation.rule.title}")
+        for name, value in confirmation.values.items():
+            target.values.setdefault(name, value)
+    return others + kept
+
+
+def _mark_explained(findings: list[Finding]) -> None:
+    explainers = [f for f in findings if f.rule.role is not Role.ADVICE]
+    for finding in findings:
+        if finding.rule.role is Role.ADVICE:
+            continue
+        for other in explainers:
+            if other is finding:
+                continue
+            if finding.rule.id in other.rule.explains or finding.rule.cause in other.rule.explains:
+                if _explains_back(finding, other) and finding.first_order <= other.first_order:
+                    continue  # mutual: the earlier failure is the root
+                finding.explained_by.append(other.rule.id)
+        if finding.explained_by:
+            finding.confidence *= EXPLAINED_FACTOR
+
+
+def _explains_back(finding: Finding, other: Finding) -> bool:
+    return other.rule.id in finding.rule.explains or other.rule.cause in finding.rule.explains
+
+
+def _diagnosis(rank_no: int, finding: Finding) -> Diagnosis:
+    rule = finding.rule
+    evidence = [Evidence(e.source, e.line, e.text) for e in _pick_evidence(finding.events)]
+    evidence.extend(finding.fact_evidence)
+    return Diagnosis(
+        rank=rank_no,
+        rule=rule.id,
+        cause=rule.cause,
+        role=rule.role.value,
+        severity=rule.severity.value,
+        confidence=round(finding.confidence, 2),
+        title=rule.title,
+        summary=render_template(rule.summary, finding.values),
+        explanation=render_template(rule.explanation, finding.values).strip(),
+        evidence=tuple(evidence),
+        matches=finding.matches,
+        facts=dict(finding.values),
+        fix=tuple(render_template(step, finding.values) for step in rule.fix),
+        references=rule.references,
+        explained_by=tuple(finding.explained_by),
+        notes=tuple(finding.notes),
+    )
+
+
+def _pick_evidence(events: list[Event]) -> list[Event]:
+    if len(events) <= MAX_EVIDENCE:
+        return events
+    return [*events[: MAX_EVIDENCE - 1], events[-1]]
+
+
+class _TemplateFormatter(string.Formatter):
+    """``{name}`` and ``{name:spec}`` only: no attribute or index access, unknown → "?"."""
+
+    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
+        if not field_name.isidentifier():
+            return ("{" + field_name + "}", field_name)
+        return (kwargs.get(field_name), field_name)
+
+    def format_field(self, value: Any, format_spec: str) -> str:
+        if value is None:
+            return "?"
+        if format_spec == "size" and isinstance(value, (int, float)):
+            return format_size(value)
+        if format_spec == "pct" and isinstance(value, (int, float)):
+            return f"{value * 100:.0f}%"
+        try:
+            return super().format_field(value, format_spec)
+        except (ValueError, TypeError):
+            return str(value)
+
+
+_formatter = _TemplateFormatter()
+
+
+def render_template(template: str, values: Mapping[str, object]) -> str:
+    """Fill ``{name}``, ``{name:size}`` (bytes as "2.00 GiB") and ``{name:pct}`` fields.
+
+    A name without a value prints as ``?``; malformed braces leave the text as written.
+    """
+    try:
+        return _formatter.vformat(template, (), dict(values))
+    except (ValueError, IndexError, KeyError):
+        return template

@@ -1,0 +1,186 @@
+"""The scanner: one pass over the blocks of every input, applying every pattern at once.
+
+Patterns are RE2 regular expressions (google-re2), which run in time linear in the input
+whatever the pattern, so no rule can make a scan backtrack catastrophically. Each block goes
+first through one RE2 *set* holding every pattern, which says in a single pass which patterns
+occur in the block at all; only those are then searched line by line for their matches and
+captures. Lines that match nothing are never decoded.
+
+A match becomes an :class:`Event` with the source, the line number, the decoded line and the
+typed captures. The scanner keeps the first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST`
+events of each pattern and counts the rest, so memory is bounded however often a pattern
+occurs.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+import re2
+
+from gpudoctor.logs.reader import Block, decode
+from gpudoctor.units import Version, parse_size, parse_version
+
+KEEP_FIRST = 5
+KEEP_LAST = 5
+MAX_EVIDENCE_CHARS = 1000
+"""Longest line text kept in an event; longer lines are shortened with an ellipsis."""
+
+
+class CaptureType(enum.Enum):
+    """How a named capture's text is turned into a value."""
+
+    STR = "str"
+    INT = "int"
+    FLOAT = "float"
+    SIZE = "size"
+    VERSION = "version"
+
+
+CaptureValue = str | int | float | Version
+
+
+def convert_capture(text: str, kind: CaptureType) -> CaptureValue | None:
+    """Convert captured text to its declared type; ``None`` when it does not parse."""
+    if kind is CaptureType.STR:
+        return text
+    try:
+        if kind is CaptureType.INT:
+            return int(text, 0) if text.lower().startswith(("0x", "-0x")) else int(text)
+        if kind is CaptureType.FLOAT:
+            return float(text)
+    except ValueError:
+        return None
+    if kind is CaptureType.SIZE:
+        return parse_size(text)
+    return parse_version(text)
+
+
+def regex_options() -> re2.Options:
+    """RE2 options shared by every compiled pattern (errors are raised, not logged)."""
+    options = re2.Options()
+    options.log_errors = False
+    return options
+
+
+def compile_pattern(regex: str, *, ignore_case: bool = False) -> re2._Regexp:
+    """Compile one rule pattern as the scanner runs it; raises ``re2.error`` when invalid."""
+    return re2.compile(_effective(regex, ignore_case).encode("utf-8"), regex_options())
+
+
+def _effective(regex: str, ignore_case: bool) -> str:
+    return ("(?mi)" if ignore_case else "(?m)") + regex
+
+
+@dataclass(frozen=True)
+class PatternSpec:
+    """One pattern to scan for: ``key`` identifies it in the results (``rule/pattern``)."""
+
+    key: str
+    regex: str
+    ignore_case: bool = False
+    captures: Mapping[str, CaptureType] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Event:
+    """One pattern matched on one line."""
+
+    key: str
+    source: str
+    line: int
+    text: str
+    captures: Mapping[str, CaptureValue]
+    order: tuple[int, int]
+    """(input index, line number): sorts events in reading order across inputs."""
+
+
+@dataclass
+class PatternHits:
+    """The events kept for one pattern, and how many there were in all."""
+
+    first: list[Event] = field(default_factory=list)
+    last: deque[Event] = field(default_factory=lambda: deque(maxlen=KEEP_LAST))
+    count: int = 0
+
+    def add(self, event: Event) -> None:
+        self.count += 1
+        if len(self.first) < KEEP_FIRST:
+            self.first.append(event)
+        else:
+            self.last.append(event)
+
+    def events(self) -> list[Event]:
+        """Kept events in reading order (first ones, then last ones)."""
+        return [*self.first, *self.last]
+
+
+class Scanner:
+    """Scans blocks for many patterns at once and collects their events."""
+
+    def __init__(self, patterns: Sequence[PatternSpec]) -> None:
+        self._specs = list(patterns)
+        self._compiled = [compile_pattern(p.regex, ignore_case=p.ignore_case) for p in patterns]
+        self._set: re2.Set | None = None
+        if patterns:
+            self._set = re2.Set.SearchSet(regex_options())
+            for spec in patterns:
+                self._set.Add(_effective(spec.regex, spec.ignore_case).encode("utf-8"))
+            self._set.Compile()
+        self.hits: dict[str, PatternHits] = {p.key: PatternHits() for p in patterns}
+
+    def scan(self, blocks: Iterable[Block], input_index: int = 0) -> None:
+        """Scan every block of one input; ``input_index`` orders inputs against each other."""
+        if self._set is None:
+            for _ in blocks:
+                pass
+            return
+        for block in blocks:
+            for index in self._set.Match(block.data):
+                self._scan_pattern(index, block, input_index)
+
+    def _scan_pattern(self, index: int, block: Block, input_index: int) -> None:
+        spec = self._specs[index]
+        regex = self._compiled[index]
+        hits = self.hits[spec.key]
+        data = block.data
+        pos = 0
+        counted_to = 0  # position up to which newlines were counted
+        line_no = block.first_line
+        size = len(data)
+        while pos < size:
+            match = regex.search(data, pos)
+            if match is None:
+                return
+            start = data.rfind(b"\n", 0, match.start()) + 1
+            end = data.find(b"\n", match.start())
+            if match.end() > end:  # the match ran past the line: check the line alone
+                match = regex.search(data, start, end)
+                if match is None:
+                    pos = end + 1
+                    continue
+            line_no += data.count(b"\n", counted_to, start)
+            counted_to = start
+            hits.add(self._event(spec, match, block, line_no, data[start:end], input_index))
+            pos = end + 1
+
+    @staticmethod
+    def _event(
+        spec: PatternSpec, match: re2._Match, block: Block, line_no: int, raw: bytes, idx: int
+    ) -> Event:
+        captures: dict[str, CaptureValue] = {}
+        for name, value in match.groupdict().items():
+            if value is None:
+                continue
+            key = name.decode() if isinstance(name, bytes) else name
+            kind = spec.captures.get(key, CaptureType.STR)
+            converted = convert_capture(decode(value).strip(), kind)
+            if converted is not None:
+                captures[key] = converted
+        text = decode(raw).rstrip()
+        if len(text) > MAX_EVIDENCE_CHARS:
+            text = text[: MAX_EVIDENCE_CHARS - 1] + "…"
+        return Event(spec.key, block.source, line_no, text, captures, (idx, line_no))

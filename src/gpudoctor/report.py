@@ -1,0 +1,127 @@
+"""The report: what gpudoctor concluded, as plain data that every renderer reads.
+
+``Report.to_dict()`` is the JSON contract (``"schema": "gpudoctor.report/1"``): later versions
+add keys, never remove or rename them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from gpudoctor import __version__
+
+REPORT_SCHEMA = "gpudoctor.report/1"
+
+FactValue = bool | int | float | str | list[object] | None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """One thing the diagnosis rests on: a log line, or a fact with its value."""
+
+    source: str
+    line: int | None = None
+    text: str = ""
+    fact: str | None = None
+    value: FactValue = None
+
+    def to_dict(self) -> dict[str, object]:
+        if self.fact is not None:
+            return {"source": self.source, "fact": self.fact, "value": self.value}
+        return {"source": self.source, "line": self.line, "text": self.text}
+
+
+@dataclass(frozen=True)
+class Diagnosis:
+    """One ranked cause with its evidence, confidence and fix."""
+
+    rank: int
+    rule: str
+    cause: str
+    role: str
+    severity: str
+    confidence: float
+    title: str
+    summary: str
+    explanation: str
+    evidence: tuple[Evidence, ...]
+    matches: int
+    facts: Mapping[str, FactValue]
+    fix: tuple[str, ...]
+    references: tuple[str, ...]
+    explained_by: tuple[str, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    @property
+    def is_cause(self) -> bool:
+        """Advice is shown but is never a cause."""
+        return self.role != "advice"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "rank": self.rank,
+            "rule": self.rule,
+            "cause": self.cause,
+            "role": self.role,
+            "severity": self.severity,
+            "confidence": round(self.confidence, 2),
+            "title": self.title,
+            "summary": self.summary,
+            "explanation": self.explanation,
+            "evidence": [e.to_dict() for e in self.evidence],
+            "matches": self.matches,
+            "facts": dict(self.facts),
+            "fix": list(self.fix),
+            "references": list(self.references),
+            "explained_by": list(self.explained_by),
+            "notes": list(self.notes),
+        }
+
+
+@dataclass(frozen=True)
+class InputSummary:
+    """One input that was read (or could not be), for the report's ``inputs``."""
+
+    kind: str
+    name: str
+    lines: int | None = None
+    bytes: int | None = None
+    warnings: tuple[str, ...] = ()
+    error: str | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"kind": self.kind, "name": self.name}
+        if self.lines is not None:
+            data["lines"] = self.lines
+        if self.bytes is not None:
+            data["bytes"] = self.bytes
+        if self.warnings:
+            data["warnings"] = list(self.warnings)
+        if self.error is not None:
+            data["error"] = self.error
+        return data
+
+
+@dataclass(frozen=True)
+class Report:
+    """Everything one run of ``explain`` or ``diagnose`` concluded."""
+
+    inputs: tuple[InputSummary, ...]
+    diagnoses: tuple[Diagnosis, ...]
+    facts: Mapping[str, FactValue] = field(default_factory=dict)
+    version: str = __version__
+
+    @property
+    def causes(self) -> tuple[Diagnosis, ...]:
+        """Diagnoses that are causes (advice left out)."""
+        return tuple(d for d in self.diagnoses if d.is_cause)
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "schema": REPORT_SCHEMA,
+            "gpudoctor": self.version,
+            "inputs": [i.to_dict() for i in self.inputs],
+            "diagnoses": [d.to_dict() for d in self.diagnoses],
+            "facts": {k: v for k, v in sorted(self.facts.items()) if v is not None},
+        }

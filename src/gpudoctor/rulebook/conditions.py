@@ -1,0 +1,106 @@
+"""Rule conditions: Python-like expressions over facts and captures, evaluated safely.
+
+Expressions are evaluated by `simpleeval <https://github.com/danthedeckie/simpleeval>`_, which
+walks Python's own AST with a whitelist of operators and no access to attributes starting
+with ``_``, builtins, imports or assignment. There is never an ``eval``.
+
+Semantics rule authors rely on:
+
+* a name is a fact (``driver_version``), a capture of the rule's pattern (``requested``) or a
+  ``derived`` value of the rule; unknown facts are ``None``;
+* a condition that cannot be evaluated — it names something that does not exist, or compares
+  ``None`` with a number — is **false**, never an error at run time;
+* functions: ``version(x)`` (numeric version comparison), ``matched("pattern_id")`` and
+  ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
+  ``gib(n)``/``mib(n)`` (bytes), ``len``, ``min``, ``max``, ``abs``, ``any``, ``all``.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from simpleeval import EvalWithCompoundTypes, InvalidExpression
+
+from gpudoctor.units import Version, parse_version
+
+
+def _version(value: object) -> Version | None:
+    if value is None:
+        return None
+    if isinstance(value, Version):
+        return value
+    return parse_version(str(value))
+
+
+BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
+    "version": _version,
+    "gib": lambda n: n * (1 << 30),
+    "mib": lambda n: n * (1 << 20),
+    "len": len,
+    "min": min,
+    "max": max,
+    "abs": abs,
+    "any": any,
+    "all": all,
+}
+
+
+def syntax_error(expression: str) -> str | None:
+    """Return why ``expression`` is not a valid condition, or ``None`` when it is."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError as exc:
+        return f"invalid expression: {exc.msg}"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            return f"attribute {node.attr!r} is not allowed"
+        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield)):
+            return f"{type(node).__name__.lower()} is not allowed in a condition"
+    return None
+
+
+def names_in(expression: str) -> set[str]:
+    """The bare names an expression reads (used to show which facts were tested)."""
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return set()
+    called = {
+        node.func.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+    }
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
+
+
+class Evaluator:
+    """Evaluates expressions against one namespace of facts and captures."""
+
+    def __init__(
+        self,
+        names: Mapping[str, object],
+        functions: Mapping[str, Callable[..., Any]] | None = None,
+    ) -> None:
+        self._names = dict(names)
+        self._engine = EvalWithCompoundTypes(
+            names=self._names, functions={**BASE_FUNCTIONS, **(functions or {})}
+        )
+
+    def set(self, name: str, value: object) -> None:
+        """Add or replace one name in the namespace."""
+        self._names[name] = value
+
+    def value(self, expression: str) -> object | None:
+        """The expression's value, or ``None`` when it cannot be evaluated."""
+        try:
+            return self._engine.eval(expression.strip())
+        except (InvalidExpression, TypeError, ValueError, ZeroDivisionError, AttributeError):
+            return None
+        except (KeyError, IndexError, OverflowError):
+            return None
+
+    def holds(self, expression: str) -> bool:
+        """Whether the condition is true; unknown or failing conditions are false."""
+        return bool(self.value(expression))

@@ -1,0 +1,107 @@
+"""Reading YAML with positions: every value keeps the line and column it came from.
+
+PyYAML's safe composer gives nodes with marks; this module turns them into plain values while
+rejecting duplicate keys, so that loaders can report ``path:line:col`` for any mistake.
+``yaml.load`` is never used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import yaml
+
+from gpudoctor.errors import SourceLocation
+
+_Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_constructor = yaml.constructor.SafeConstructor()
+
+
+class NodeError(Exception):
+    """A YAML mistake at a location."""
+
+    def __init__(self, location: SourceLocation, message: str) -> None:
+        super().__init__(message)
+        self.location = location
+        self.message = message
+
+
+def location(path: str, node: yaml.Node) -> SourceLocation:
+    """The 1-based location where ``node`` starts."""
+    mark = node.start_mark
+    return SourceLocation(path, mark.line + 1, mark.column + 1)
+
+
+def compose(text: str, path: str) -> yaml.Node | None:
+    """Parse one YAML document into nodes; syntax errors become :class:`NodeError`."""
+    try:
+        return yaml.compose(text, Loader=_Loader)  # type: ignore[no-any-return]
+    except yaml.MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        where = SourceLocation(path, mark.line + 1, mark.column + 1) if mark else None
+        problem = exc.problem or exc.context or "invalid YAML"
+        raise NodeError(where or SourceLocation(path, 1, 1), f"invalid YAML: {problem}") from exc
+    except yaml.YAMLError as exc:
+        raise NodeError(SourceLocation(path, 1, 1), f"invalid YAML: {exc}") from exc
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One key of a mapping with its value node."""
+
+    key: str
+    key_node: yaml.Node
+    value: yaml.Node
+
+
+def mapping_entries(node: yaml.Node, path: str, what: str) -> Iterator[Entry]:
+    """Iterate a mapping's entries, rejecting non-mappings, non-string and duplicate keys."""
+    if not isinstance(node, yaml.MappingNode):
+        raise NodeError(location(path, node), f"{what} must be a mapping")
+    seen: dict[str, yaml.Node] = {}
+    for key_node, value_node in node.value:
+        if not isinstance(key_node, yaml.ScalarNode) or key_node.tag != "tag:yaml.org,2002:str":
+            raise NodeError(location(path, key_node), f"keys of {what} must be strings")
+        key = str(key_node.value)
+        if key in seen:
+            first = location(path, seen[key])
+            raise NodeError(
+                location(path, key_node),
+                f'duplicate key "{key}" (first at line {first.line})',
+            )
+        seen[key] = key_node
+        yield Entry(key, key_node, value_node)
+
+
+def sequence_items(node: yaml.Node, path: str, what: str) -> list[yaml.Node]:
+    """The items of a sequence node."""
+    if not isinstance(node, yaml.SequenceNode):
+        raise NodeError(location(path, node), f"{what} must be a list")
+    return list(node.value)
+
+
+def scalar(node: yaml.Node, path: str, what: str, kind: type | tuple[type, ...]) -> object:
+    """A scalar value of the expected Python type(s)."""
+    if not isinstance(node, yaml.ScalarNode):
+        raise NodeError(location(path, node), f"{what} must be a {_type_name(kind)}")
+    value = _constructor.construct_object(node)
+    if isinstance(value, bool) and bool not in _as_tuple(kind):
+        raise NodeError(location(path, node), f"{what} must be a {_type_name(kind)}")
+    if not isinstance(value, kind):
+        raise NodeError(location(path, node), f"{what} must be a {_type_name(kind)}")
+    return value
+
+
+def plain(node: yaml.Node) -> object:
+    """Any node as plain Python data (mappings, lists, scalars)."""
+    return _constructor.construct_object(node, deep=True)
+
+
+def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
+    return kind if isinstance(kind, tuple) else (kind,)
+
+
+def _type_name(kind: type | tuple[type, ...]) -> str:
+    names = {str: "string", int: "number", float: "number", bool: "boolean"}
+    return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in _as_tuple(kind)))

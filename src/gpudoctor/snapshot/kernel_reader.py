@@ -1,0 +1,191 @@
+"""Reading the kernel log from whichever source this machine lets us read.
+
+Sources are tried in order — ``dmesg``, ``journalctl -k``, ``/var/log/kern.log``,
+``/var/log/messages`` — and the first readable one is used. A source that is missing or
+refused (``dmesg: read kernel buffer failed: Operation not permitted`` in containers) is
+recorded with its reason and the next is tried; nothing here raises. Readers are plain
+callables, so tests and the fake NVML scenarios inject their own lines.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+from gpudoctor.snapshot.kernel_log import parse_kernel_log_line, split_timestamp, within_window
+from gpudoctor.snapshot.model import KernelEvent, KernelLogInfo, SourceStatus
+
+SUBPROCESS_TIMEOUT_S = 3.0
+MAX_EVENTS = 2000
+_MAX_LINE_CHARS = 4000
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    """What one reader produced: its lines, or ``None`` and the reason it could not read."""
+
+    source: str
+    lines: Sequence[str] | None
+    reason: str | None = None
+    #: True when the reader already applied the time window itself (journalctl --since).
+    filtered: bool = False
+
+
+#: A reader gets the cutoff time (``None``: everything) and returns a :class:`ReadResult`.
+KernelLogReader = Callable[[datetime | None], ReadResult]
+
+
+def _run(source: str, argv: list[str]) -> ReadResult:
+    if shutil.which(argv[0]) is None:
+        return ReadResult(source, None, f"{argv[0]} not found on PATH")
+    try:
+        proc = subprocess.run(
+            argv,
+            capture_output=True,
+            timeout=SUBPROCESS_TIMEOUT_S,
+            check=False,
+            env={**os.environ, "LC_ALL": "C", "SYSTEMD_PAGER": "", "PAGER": "cat"},
+        )
+    except subprocess.TimeoutExpired:
+        return ReadResult(source, None, f"timed out after {SUBPROCESS_TIMEOUT_S:g} s")
+    except OSError as exc:
+        return ReadResult(source, None, f"cannot run {argv[0]}: {exc.strerror or exc}")
+    err = proc.stderr.decode("utf-8", "replace").strip()
+    if proc.returncode != 0:
+        detail = err.splitlines()[-1] if err else f"exit status {proc.returncode}"
+        return ReadResult(source, None, detail)
+    text = proc.stdout.decode("utf-8", "replace")
+    lines = text.splitlines()
+    # journalctl prints "-- No entries --" or a hint and exits 0 when it cannot see the journal.
+    if source == "journalctl" and not [ln for ln in lines if not ln.startswith("-- ")]:
+        if "permission" in err.lower() or "not seeing messages" in err.lower():
+            return ReadResult(source, None, err.splitlines()[0])
+    return ReadResult(source, lines, filtered=source == "journalctl")
+
+
+def read_dmesg(cutoff: datetime | None) -> ReadResult:
+    """Read the kernel ring buffer with ``dmesg`` (seconds-since-boot timestamps)."""
+    del cutoff  # filtered afterwards from the [seconds] stamps
+    return _run("dmesg", ["dmesg"])
+
+
+def read_journalctl(cutoff: datetime | None) -> ReadResult:
+    """Read kernel messages of the current boot with ``journalctl -k``."""
+    argv = ["journalctl", "-k", "--no-pager", "-q", "-o", "short-iso"]
+    if cutoff is not None:
+        argv.append(f"--since=@{int(cutoff.timestamp())}")
+    return _run("journalctl", argv)
+
+
+def file_reader(path: str | Path) -> KernelLogReader:
+    """Return a reader for a syslog-style file (``/var/log/kern.log``)."""
+    target = Path(path)
+
+    def read(cutoff: datetime | None) -> ReadResult:
+        del cutoff
+        try:
+            with target.open("rb") as handle:
+                # The end of a big log is what matters: read at most the last 16 MiB.
+                size = target.stat().st_size
+                handle.seek(max(0, size - (16 << 20)))
+                data = handle.read()
+        except FileNotFoundError:
+            return ReadResult(str(target), None, "file not found")
+        except PermissionError:
+            return ReadResult(str(target), None, "permission denied")
+        except OSError as exc:
+            return ReadResult(str(target), None, exc.strerror or str(exc))
+        return ReadResult(str(target), data.decode("utf-8", "replace").splitlines())
+
+    return read
+
+
+def lines_reader(source: str, lines: Sequence[str]) -> KernelLogReader:
+    """Return a reader that yields fixed lines (tests, fake NVML scenarios)."""
+
+    def read(cutoff: datetime | None) -> ReadResult:
+        del cutoff
+        return ReadResult(source, list(lines))
+
+    return read
+
+
+def default_readers() -> list[KernelLogReader]:
+    """The live machine's readers, in the order they are tried."""
+    return [
+        read_dmesg,
+        read_journalctl,
+        file_reader("/var/log/kern.log"),
+        file_reader("/var/log/messages"),
+    ]
+
+
+def boot_time() -> datetime | None:
+    """The time this machine booted, or ``None`` when it cannot be known."""
+    try:
+        import psutil
+
+        return datetime.fromtimestamp(psutil.boot_time(), tz=timezone.utc)
+    except Exception:  # psutil raises assorted errors on unusual /proc layouts
+        return None
+
+
+def collect_kernel_log(
+    since: timedelta | None = None,
+    *,
+    readers: Sequence[KernelLogReader] | None = None,
+    now: datetime | None = None,
+    booted_at: datetime | None = None,
+    max_events: int = MAX_EVENTS,
+) -> tuple[KernelLogInfo, list[SourceStatus]]:
+    """Read the first readable kernel log source and parse its events.
+
+    Args:
+        since: only lines newer than ``now - since``; ``None`` means since boot.
+        readers: sources to try in order (default: :func:`default_readers`).
+        now: the current time (for tests).
+        booted_at: boot time (default: read from the system) for dmesg's relative stamps.
+        max_events: keep at most this many events (the newest); ``truncated`` says so.
+
+    Returns:
+        The kernel log record and one :class:`SourceStatus` per source tried.
+    """
+    current = now or datetime.now(timezone.utc)
+    booted = booted_at if booted_at is not None else boot_time()
+    cutoff = current - since if since is not None else booted
+    statuses: list[SourceStatus] = []
+    for reader in readers if readers is not None else default_readers():
+        result = reader(cutoff)
+        if result.lines is None:
+            statuses.append(SourceStatus(f"kernel_log:{result.source}", False, result.reason))
+            continue
+        statuses.append(SourceStatus(f"kernel_log:{result.source}", True))
+        events: list[KernelEvent] = []
+        for line in result.lines:
+            event = parse_kernel_log_line(line[:_MAX_LINE_CHARS])
+            if event is None:
+                continue
+            if not result.filtered and not within_window(
+                split_timestamp(event.line)[0], cutoff=cutoff, boot_time=booted, now=current
+            ):
+                continue
+            events.append(event)
+        truncated = len(events) > max_events
+        info = KernelLogInfo(
+            source=result.source,
+            since_seconds=since.total_seconds() if since is not None else None,
+            events=tuple(events[-max_events:]),
+            truncated=truncated,
+        )
+        return info, statuses
+    reasons = "; ".join(f"{s.name.split(':', 1)[1]}: {s.reason}" for s in statuses)
+    info = KernelLogInfo(
+        since_seconds=since.total_seconds() if since is not None else None,
+        unavailable={"events": f"no kernel log source could be read ({reasons})"},
+    )
+    return info, statuses
