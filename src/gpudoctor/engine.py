@@ -23,7 +23,7 @@ Ranking, in this order of keys:
 from __future__ import annotations
 
 import string
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -88,7 +88,6 @@ def evaluate_rule(
         return _finding(rule, [], 0, evaluator, {}, facts)
 
     events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
-    total = sum(counts.values())
     if rule.match is MatchMode.ALL:
         if not all(events_by_pattern.values()):
             return None
@@ -100,9 +99,9 @@ def evaluate_rule(
         evaluator = _evaluator(rule, facts, captures, functions)
         if not all(evaluator.holds(c) for c in rule.conditions):
             return None
-        return _finding(rule, firsts, total, evaluator, captures, facts)
+        return _finding(rule, firsts, max(counts.values()), evaluator, captures, facts)
 
-    events = sorted((e for evs in events_by_pattern.values() for e in evs), key=lambda e: e.order)
+    events = _one_per_line(e for evs in events_by_pattern.values() for e in evs)
     satisfied: list[tuple[Event, Evaluator]] = []
     for event in events:
         evaluator = _evaluator(rule, facts, dict(event.captures), functions)
@@ -111,10 +110,22 @@ def evaluate_rule(
     if not satisfied:
         return None
     first_event, first_evaluator = satisfied[0]
-    matches = total if len(satisfied) == len(events) else len(satisfied)
+    matches = len(satisfied)
+    if len(satisfied) == len(events):  # every kept event held: count the ones not kept too
+        matches = max(matches, max(counts.values()))
     return _finding(
         rule, [e for e, _ in satisfied], matches, first_evaluator, dict(first_event.captures), facts
     )
+
+
+def _one_per_line(events: Iterable[Event]) -> list[Event]:
+    """Events in reading order, keeping for each line the one with the most captures."""
+    best: dict[tuple[int, int], Event] = {}
+    for event in events:
+        kept = best.get(event.order)
+        if kept is None or len(event.captures) > len(kept.captures):
+            best[event.order] = event
+    return [best[order] for order in sorted(best)]
 
 
 def _evaluator(

@@ -13,8 +13,10 @@ from typing import BinaryIO
 from gpudoctor.engine import evaluate, rank
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
-from gpudoctor.report import FactValue, InputSummary, Report
+from gpudoctor.facts import assemble_facts
+from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
+from gpudoctor.textfacts import TEXT_FACT_PATTERNS, facts_from_hits
 
 
 @dataclass(frozen=True)
@@ -37,6 +39,11 @@ class ScanResult:
     def readable(self) -> int:
         """How many inputs could be read at all."""
         return sum(1 for i in self.inputs if i.error is None)
+
+
+def make_scanner(book: RuleBook) -> Scanner:
+    """A scanner for the book's patterns and the text-fact patterns, in one pass."""
+    return Scanner([*book.pattern_specs(), *TEXT_FACT_PATTERNS])
 
 
 def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
@@ -67,13 +74,23 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
 def build_report(
     book: RuleBook,
     scan: ScanResult,
-    facts: Mapping[str, FactValue],
+    snapshot_facts: Mapping[str, object] | None = None,
     extra_inputs: Sequence[InputSummary] = (),
 ) -> Report:
-    """Run the engine over scanned events and facts and assemble the report."""
+    """Run the engine over scanned events and all facts, and assemble the report."""
+    facts = assemble_facts(facts_from_hits(scan.hits), snapshot_facts)
     findings = evaluate(book.rules, scan.hits, facts)
     return Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings)),
         facts=dict(facts),
     )
+
+
+def explain_text(text: str, book: RuleBook, name: str = "log") -> Report:
+    """The report for one log given as a string (for tests, benchmarks and examples)."""
+    import io
+
+    data = text.encode("utf-8")
+    scan = scan_logs([LogInput(name, lambda: io.BytesIO(data))], make_scanner(book))
+    return build_report(book, scan)

@@ -139,7 +139,7 @@ class Scanner:
                 pass
             return
         for block in blocks:
-            for index in self._set.Match(block.data):
+            for index in self._set.Match(block.data) or ():
                 self._scan_pattern(index, block, input_index)
 
     def _scan_pattern(self, index: int, block: Block, input_index: int) -> None:

@@ -429,6 +429,15 @@ def _from_jsonable(tp: Any, value: object, path: str) -> object:
     raise TypeError(f"unsupported annotation {tp!r}")
 
 
+def record_from_dict(cls: type[_T], value: object, path: str = "") -> _T:
+    """Build any record class of this module (``HostInfo``...) from plain data.
+
+    Raises:
+        SnapshotError: a value has the wrong type or a required key is missing.
+    """
+    return _dataclass_from_dict(cls, value, path)
+
+
 def _dataclass_from_dict(cls: type[_T], value: object, path: str) -> _T:
     if not isinstance(value, dict):
         raise _fail(path, "an object", value)

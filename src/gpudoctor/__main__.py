@@ -1,0 +1,5 @@
+"""``python -m gpudoctor``."""
+
+from gpudoctor.cli import main
+
+main()

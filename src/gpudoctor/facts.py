@@ -1,0 +1,43 @@
+"""The facts rules test: one flat namespace built from every source of knowledge.
+
+Sources, from weakest to strongest (a later source wins where it knows a value):
+
+1. text facts found in the logs (a pasted ``nvidia-smi`` table or ``collect_env`` output);
+2. the snapshot (live, or a saved ``snapshot.json``);
+3. compatibility verdicts computed from 1 and 2 with the versioned data tables
+   (``driver_too_old``, ``torch_arch_supported`` …).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpudoctor.report import FactValue
+
+
+def assemble_facts(
+    text_facts: Mapping[str, object], snapshot_facts: Mapping[str, object] | None = None
+) -> dict[str, FactValue]:
+    """Merge the sources into one namespace and add the compatibility verdicts."""
+    facts: dict[str, object] = dict(text_facts)
+    for name, value in (snapshot_facts or {}).items():
+        if value is not None or name not in facts:
+            facts[name] = value
+    facts.update(_compat(facts))
+    return {name: _plain(value) for name, value in facts.items()}
+
+
+def _compat(facts: Mapping[str, object]) -> dict[str, object]:
+    try:  # TEMPORARY until the compat package lands
+        from gpudoctor.compat.facts import compat_facts
+    except ImportError:
+        return {}
+    return dict(compat_facts(facts))
+
+
+def _plain(value: object) -> FactValue:
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)

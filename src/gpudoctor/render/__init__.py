@@ -1,0 +1,1 @@
+"""Renderers: pure functions from a :class:`~gpudoctor.report.Report` to text."""

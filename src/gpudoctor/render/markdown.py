@@ -1,0 +1,55 @@
+"""The Markdown renderer: a report ready to paste into a GitHub issue, redacted by default."""
+
+from __future__ import annotations
+
+from gpudoctor.render.redact import redact
+from gpudoctor.report import Report
+
+
+def render_markdown(report: Report, *, redact_output: bool = True) -> str:
+    """The report as GitHub-flavoured Markdown.
+
+    With ``redact_output`` (the default) user names, host names, addresses, tokens, GPU UUIDs
+    and serial numbers in anything that came from the inputs are replaced by placeholders.
+    """
+    hosts = [str(v) for k, v in report.facts.items() if k in ("hostname", "host_name") and v]
+
+    def clean(text: str) -> str:
+        return redact(text, hosts) if redact_output else text
+
+    causes = report.causes
+    lines = ["## gpudoctor report", ""]
+    sources = ", ".join(
+        f"`{clean(i.name)}` ({i.lines:,} lines)" if i.lines is not None else f"`{clean(i.name)}`"
+        for i in report.inputs
+    )
+    lines.append(f"gpudoctor {report.version} read {sources or 'no logs'}.")
+    lines.append("")
+    if not causes:
+        lines.append("No known failure signature was found.")
+    else:
+        lines += ["| # | Cause | Confidence | Rule |", "|---|---|---|---|"]
+        for d in causes:
+            lines.append(f"| {d.rank} | {d.title} (`{d.cause}`) | {d.confidence:.2f} | `{d.rule}` |")
+    for d in causes:
+        lines += ["", f"### {d.rank}. {d.title}", "", clean(d.summary), ""]
+        if d.explained_by:
+            lines += [f"_Likely a consequence of: {', '.join(d.explained_by)}_", ""]
+        lines.append("<details><summary>Evidence</summary>")
+        lines += ["", "```text"]
+        for ev in d.evidence:
+            if ev.fact is not None:
+                lines.append(clean(f"{ev.fact} = {ev.value}"))
+            else:
+                lines.append(clean(f"{ev.source}:{ev.line}: {ev.text}"))
+        lines += ["```", "", "</details>", "", "**Fix**", ""]
+        lines += [f"{n}. {clean(step)}" for n, step in enumerate(d.fix, start=1)]
+        if d.references:
+            lines += ["", "References: " + ", ".join(f"<{r}>" for r in d.references)]
+    hints = [d for d in report.diagnoses if not d.is_cause]
+    if hints:
+        lines += ["", "### Hints", ""]
+        lines += [f"- **{h.title}**: {clean(h.summary)}" for h in hints]
+    if redact_output:
+        lines += ["", "<sub>User names, hosts, addresses, tokens and GPU UUIDs redacted.</sub>"]
+    return "\n".join(lines) + "\n"

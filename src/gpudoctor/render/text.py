@@ -1,0 +1,118 @@
+"""The text renderer: the ranked diagnoses for a person at a terminal."""
+
+from __future__ import annotations
+
+import textwrap
+
+from gpudoctor.render.styled import Styled
+from gpudoctor.report import Diagnosis, Report
+
+_SEVERITY_STYLE = {
+    "critical": "bold red",
+    "error": "red",
+    "warning": "yellow",
+    "info": "cyan",
+}
+
+
+def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> Styled:
+    """The report for people: each cause with its confidence, evidence and fix steps."""
+    out = Styled()
+    causes = report.causes
+    advice = [d for d in report.diagnoses if not d.is_cause]
+    out.line(_heading(report, len(causes)), "bold")
+    for warning in (w for i in report.inputs for w in i.warnings):
+        out.line(f"  ! {warning}", "yellow")
+    for item in report.inputs:
+        if item.error:
+            out.line(f"  ! {item.name}: could not be read: {item.error}", "yellow")
+    if not causes:
+        out.line()
+        out.line(
+            "No known failure signature was found. If the job did fail, the error may be "
+            "outside the text given: pass the full stderr (2>&1), the other ranks' logs, or "
+            "run `gpudoctor diagnose` on the machine where it ran."
+        )
+    for diagnosis in causes:
+        out.line()
+        _diagnosis(out, diagnosis, width, verbose)
+    if advice:
+        out.line()
+        out.line("Hints", "bold")
+        for hint in advice:
+            _wrapped(out, f"- {hint.title}: {hint.summary}", width, "  ")
+            for step in hint.fix:
+                _wrapped(out, f"  · {step}", width, "    ")
+    return out
+
+
+def _heading(report: Report, count: int) -> str:
+    logs = [i for i in report.inputs if i.kind in ("log", "stdin")]
+    lines = sum(i.lines or 0 for i in logs)
+    names = ", ".join(i.name for i in logs[:3]) + (" …" if len(logs) > 3 else "")
+    read = f"{names} ({lines:,} lines)" if logs else "the snapshot"
+    noun = "cause" if count == 1 else "causes"
+    return f"gpudoctor: {count} possible {noun} found in {read}"
+
+
+def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
+    tag = f"#{d.rank} "
+    out.add(tag, "bold")
+    out.add(d.title, "bold " + _SEVERITY_STYLE.get(d.severity, ""))
+    out.add(f"  [{d.cause}, {d.role}]", "dim")
+    out.line(f"  confidence {d.confidence:.2f}", _confidence_style(d.confidence))
+    indent = " " * 4
+    _wrapped(out, d.summary, width, indent)
+    if d.explained_by:
+        out.line(f"{indent}Likely a consequence of: {', '.join(d.explained_by)}", "dim")
+    for note in d.notes:
+        _wrapped(out, f"note: {note}", width, indent, "dim")
+    if verbose and d.explanation:
+        _wrapped(out, d.explanation, width, indent)
+    out.line(f"{indent}Evidence:", "bold")
+    for ev in d.evidence:
+        if ev.fact is not None:
+            out.line(f"{indent}  {ev.fact} = {ev.value}", "cyan")
+        else:
+            where = f"{ev.source}:{ev.line}"
+            text = _shorten(ev.text, max(20, width - len(indent) - len(where) - 4))
+            out.add(f"{indent}  {where}  ", "cyan").line(text)
+    if d.matches > sum(1 for ev in d.evidence if ev.fact is None) > 0:
+        out.line(f"{indent}  ({d.matches} matching lines in all)", "dim")
+    out.line(f"{indent}Fix:", "bold")
+    for number, step in enumerate(d.fix, start=1):
+        _wrapped(out, f"{number}. {step}", width, indent + "  ", hang=3)
+    if d.references:
+        out.line(f"{indent}See: {d.references[0]}", "dim")
+        if verbose:
+            for ref in d.references[1:]:
+                out.line(f"{indent}     {ref}", "dim")
+
+
+def _confidence_style(confidence: float) -> str:
+    if confidence >= 0.8:
+        return "bold green"
+    if confidence >= 0.5:
+        return "green"
+    return "dim"
+
+
+def _shorten(text: str, limit: int) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _wrapped(
+    out: Styled, text: str, width: int, indent: str, style: str = "", hang: int = 0
+) -> None:
+    for paragraph in text.splitlines() or [""]:
+        lines = textwrap.wrap(
+            paragraph,
+            width=max(40, width),
+            initial_indent=indent,
+            subsequent_indent=indent + " " * hang,
+            break_long_words=False,
+            break_on_hyphens=False,
+        )
+        for line in lines or [indent]:
+            out.line(line, style)
