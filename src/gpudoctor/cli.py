@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import BinaryIO, NoReturn
+from typing import Any, BinaryIO, NoReturn, TypeVar
 
 import click
 
@@ -113,14 +113,17 @@ def _has_fileno() -> bool:
     return True
 
 
-def _file_opener(path: Path):  # type: ignore[no-untyped-def]
+def _file_opener(path: Path) -> Callable[[], BinaryIO]:
     def opener() -> BinaryIO:
         return open(path, "rb")
 
     return opener
 
 
-def output_options(func):  # type: ignore[no-untyped-def]
+_F = TypeVar("_F", bound=Callable[..., Any])
+
+
+def output_options(func: _F) -> _F:
     """Options shared by the commands that print a report."""
     options = [
         click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto",

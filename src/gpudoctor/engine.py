@@ -8,7 +8,7 @@ Confidence. A number in [0, 1]: gpudoctor's estimate of the probability that thi
 names what killed the job. It starts at the rule's prior ``confidence``, moves by each
 ``adjust`` entry whose condition holds, is raised when a ``confirmation`` rule of the same cause
 also fired (halfway to 1) and halved when another firing rule ``explains`` it. Read it as:
-≥ 0.8 the cause, with little doubt; 0.5–0.8 likely; below 0.5 a lead worth checking.
+≥ 0.8 the cause, with little doubt; 0.5-0.8 likely; below 0.5 a lead worth checking.
 
 Ranking, in this order of keys:
 
@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import string
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from gpudoctor.logs.scanner import Event, PatternHits
@@ -205,8 +205,9 @@ def _merge_confirmations(findings: list[Finding]) -> list[Finding]:
     others = [f for f in findings if f.rule.role is not Role.CONFIRMATION]
     for confirmation in confirmations:
         targets = [
-            f for f in others if f.rule.cause == confirmation.rule.cause and f.rule.role
-            in (Role.ROOT, Role.CASCADE)
+            f
+            for f in others
+            if f.rule.cause == confirmation.rule.cause and f.rule.role in (Role.ROOT, Role.CASCADE)
         ]
         if not targets:
             kept.append(confirmation)
@@ -288,7 +289,7 @@ class _TemplateFormatter(string.Formatter):
         if format_spec == "pct" and isinstance(value, (int, float)):
             return f"{value * 100:.0f}%"
         try:
-            return super().format_field(value, format_spec)
+            return str(super().format_field(value, format_spec))
         except (ValueError, TypeError):
             return str(value)
 
@@ -302,6 +303,6 @@ def render_template(template: str, values: Mapping[str, object]) -> str:
     A name without a value prints as ``?``; malformed braces leave the text as written.
     """
     try:
-        return _formatter.vformat(template, (), dict(values))
+        return str(_formatter.vformat(template, (), dict(values)))
     except (ValueError, IndexError, KeyError):
         return template

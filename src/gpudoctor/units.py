@@ -25,11 +25,8 @@ def parse_size(text: str) -> int | None:
         return None
     number = float(match.group("num"))
     unit = (match.group("unit") or "").upper()
-    if unit.startswith("BYTE") or unit == "B":
-        prefix = ""
-    else:
-        prefix = unit[:1]
-    return int(round(number * _BINARY[prefix]))
+    prefix = "" if unit.startswith("BYTE") or unit == "B" else unit[:1]
+    return round(number * _BINARY[prefix])
 
 
 def format_size(num_bytes: int | float) -> str:

@@ -1,7 +1,7 @@
 """The scanner: one pass over the blocks of every input, applying every pattern at once.
 
-Patterns are RE2 regular expressions (google-re2), which run in time linear in the input
-whatever the pattern, so no rule can make a scan backtrack catastrophically. Each block goes
+Patterns are RE2 regular expressions (google-re2), matched against one line at a time, which
+run in time linear in the input whatever the pattern, so no rule can make a scan backtrack catastrophically. Each block goes
 first through one RE2 *set* holding every pattern, which says in a single pass which patterns
 occur in the block at all; only those are then searched line by line for their matches and
 captures. Lines that match nothing are never decoded.
@@ -60,9 +60,15 @@ def convert_capture(text: str, kind: CaptureType) -> CaptureValue | None:
 
 
 def regex_options() -> re2.Options:
-    """RE2 options shared by every compiled pattern (errors are raised, not logged)."""
+    """RE2 options shared by every compiled pattern (errors are raised, not logged).
+
+    Logs are matched as raw bytes (Latin-1 to RE2), so an invalid UTF-8 sequence inside a
+    line never stops a pattern from matching around it; a pattern's non-ASCII literals are
+    given as their UTF-8 bytes and still match. Case folding applies to ASCII letters only.
+    """
     options = re2.Options()
     options.log_errors = False
+    options.encoding = re2.Options.Encoding.LATIN1
     return options
 
 

@@ -30,7 +30,9 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
     else:
         lines += ["| # | Cause | Confidence | Rule |", "|---|---|---|---|"]
         for d in causes:
-            lines.append(f"| {d.rank} | {d.title} (`{d.cause}`) | {d.confidence:.2f} | `{d.rule}` |")
+            lines.append(
+                f"| {d.rank} | {d.title} (`{d.cause}`) | {d.confidence:.2f} | `{d.rule}` |"
+            )
     for d in causes:
         lines += ["", f"### {d.rank}. {d.title}", "", clean(d.summary), ""]
         if d.explained_by:

@@ -95,7 +95,8 @@ class Evaluator:
     def value(self, expression: str) -> object | None:
         """The expression's value, or ``None`` when it cannot be evaluated."""
         try:
-            return self._engine.eval(expression.strip())
+            result: object = self._engine.eval(expression.strip())
+            return result
         except (InvalidExpression, TypeError, ValueError, ZeroDivisionError, AttributeError):
             return None
         except (KeyError, IndexError, OverflowError):

@@ -9,11 +9,13 @@ for API callers; ``collect=True`` returns all of them for ``gpudoctor rules lint
 
 from __future__ import annotations
 
+import enum
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from typing import TypeVar
 
 import re2
 import yaml
@@ -171,7 +173,9 @@ class _RuleParser:
                 self.errors.append(RuleError(exc.location, exc.message))
         rule_id = values.get("id")
         if isinstance(rule_id, str) and rule_id != expected_id:
-            self.error(entries["id"].value, f'id "{rule_id}" must match the file name "{expected_id}"')
+            self.error(
+                entries["id"].value, f'id "{rule_id}" must match the file name "{expected_id}"'
+            )
         self._check_examples_present(root, values)
         if self.errors:
             return None
@@ -425,14 +429,15 @@ class _RuleParser:
         return Example(text=text, facts=facts, location=where)
 
 
-def _enum(kind: type, value: str, node: yaml.Node, path: str):  # type: ignore[no-untyped-def]
+_E = TypeVar("_E", bound=enum.Enum)
+
+
+def _enum(kind: type[_E], value: str, node: yaml.Node, path: str) -> _E:
     try:
         return kind(value)
     except ValueError:
-        allowed = ", ".join(m.value for m in kind)  # type: ignore[attr-defined]
-        raise yn.NodeError(
-            yn.location(path, node), f'"{value}" is not one of: {allowed}'
-        ) from None
+        allowed = ", ".join(str(m.value) for m in kind)
+        raise yn.NodeError(yn.location(path, node), f'"{value}" is not one of: {allowed}') from None
 
 
 def _suggest(word: str, choices: Iterable[str]) -> str:

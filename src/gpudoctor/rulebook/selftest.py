@@ -36,7 +36,10 @@ class ExampleResult:
 def fires_on(rule: Rule, example: Example) -> bool:
     """Whether ``rule`` fires on the example's text and facts alone."""
     scanner = Scanner(
-        [PatternSpec(rule.pattern_key(p), p.regex, p.ignore_case, p.captures) for p in rule.patterns]
+        [
+            PatternSpec(rule.pattern_key(p), p.regex, p.ignore_case, p.captures)
+            for p in rule.patterns
+        ]
     )
     stats = InputStats(name="example")
     scanner.scan(read_blocks(io.BytesIO(example.text.encode("utf-8")), stats))

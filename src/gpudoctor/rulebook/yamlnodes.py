@@ -36,7 +36,7 @@ def location(path: str, node: yaml.Node) -> SourceLocation:
 def compose(text: str, path: str) -> yaml.Node | None:
     """Parse one YAML document into nodes; syntax errors become :class:`NodeError`."""
     try:
-        return yaml.compose(text, Loader=_Loader)  # type: ignore[no-any-return]
+        return yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = SourceLocation(path, mark.line + 1, mark.column + 1) if mark else None
