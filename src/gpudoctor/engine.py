@@ -165,6 +165,12 @@ def _finding(
         for name in tested
         if name in facts and facts[name] is not None and name not in values
     ]
+    for evidence in fact_evidence:
+        assert evidence.fact is not None
+        values[evidence.fact] = evidence.value
+    for name in _template_names(rule):
+        if name not in values and facts.get(name) is not None:
+            values[name] = _plain(facts[name])
     return Finding(
         rule=rule,
         events=events,
@@ -174,6 +180,16 @@ def _finding(
         notes=notes,
         fact_evidence=fact_evidence,
     )
+
+
+def _template_names(rule: Rule) -> set[str]:
+    names = set()
+    for template in (rule.summary, rule.explanation, *rule.fix):
+        try:
+            names.update(field for _, field, _, _ in _formatter.parse(template) if field)
+        except ValueError:
+            continue
+    return names
 
 
 def _plain(value: object) -> FactValue:

@@ -19,6 +19,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import Enum
 
+from gpudoctor.compat.driver import minimum_driver_for
 from gpudoctor.compat.tables import torch_builds_table
 from gpudoctor.units import Version
 
@@ -217,8 +218,6 @@ def arch_supported(
     )
     for arch in sorted((a for a in parsed if a.ptx and _ptx_runs(a, cc)), key=lambda a: a.cc, reverse=True):
         if driver is not None and archs.cuda is not None:
-            from gpudoctor.compat.driver import minimum_driver_for
-
             needed = minimum_driver_for(archs.cuda)
             if needed is not None and driver < needed:
                 return ArchSupport(
@@ -237,7 +236,7 @@ def arch_supported(
             str(cc),
             arch.token,
             f"No cubin for {cc.sm}; the driver JIT-compiles the {arch.token} PTX, so it "
-            "works but the first start is slow and kernels may run slower than native.",
+            "works, but the first start is slow while the driver compiles.",
             f"For native kernels install a build compiled for {cc.sm}.",
         )
     return ArchSupport(ArchStatus.UNSUPPORTED, str(cc), None, no_image, fix)

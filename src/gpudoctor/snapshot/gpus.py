@@ -167,7 +167,9 @@ def _memory(r: _GpuReader) -> None:
 
 
 def _utilisation_thermal_power(r: _GpuReader) -> None:
-    util = r.call(("utilization_gpu_pct", "utilization_memory_pct"), "nvmlDeviceGetUtilizationRates")
+    util = r.call(
+        ("utilization_gpu_pct", "utilization_memory_pct"), "nvmlDeviceGetUtilizationRates"
+    )
     if util is not None:
         r.set("utilization_gpu_pct", int(util.gpu))
         r.set("utilization_memory_pct", int(util.memory))
@@ -180,7 +182,9 @@ def _utilisation_thermal_power(r: _GpuReader) -> None:
         ("temperature_shutdown_c", "NVML_TEMPERATURE_THRESHOLD_SHUTDOWN", 0),
         ("temperature_max_operating_c", "NVML_TEMPERATURE_THRESHOLD_GPU_MAX", 3),
     ):
-        value = r.call((name,), "nvmlDeviceGetTemperatureThreshold", r.session.constant(const, default))
+        value = r.call(
+            (name,), "nvmlDeviceGetTemperatureThreshold", r.session.constant(const, default)
+        )
         if value is not None:
             r.set(name, int(value))
     for name, function in (
@@ -235,10 +239,14 @@ def _ecc(r: _GpuReader) -> None:
         if value is not None:
             r.set(name, int(value))
     for name, cause in (
-        ("retired_pages_single_bit", r.session.constant(
-            "NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS", 0)),
-        ("retired_pages_double_bit", r.session.constant(
-            "NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR", 1)),
+        (
+            "retired_pages_single_bit",
+            r.session.constant("NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS", 0),
+        ),
+        (
+            "retired_pages_double_bit",
+            r.session.constant("NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR", 1),
+        ),
     ):
         pages = r.call((name,), "nvmlDeviceGetRetiredPages", cause)
         if pages is not None:

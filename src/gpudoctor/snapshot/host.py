@@ -37,7 +37,7 @@ class _Builder:
 
     def missing(self, reason: str, *names: str) -> None:
         for name in names:
-            if name not in self.values:
+            if name not in self.values and name not in self.unavailable:
                 self.unavailable[name] = reason
 
 
@@ -132,7 +132,7 @@ def _meminfo(b: _Builder, root: Path) -> None:
     for name, key in zip(names, ("MemTotal", "MemAvailable", "SwapTotal", "SwapFree"), strict=True):
         if key in kib:
             b.set(name, kib[key])
-    b.missing(f"not in /proc/meminfo", *names)
+    b.missing("not in /proc/meminfo", *names)
 
 
 def _shm(b: _Builder, root: Path, statvfs: StatVfs) -> None:

@@ -194,7 +194,11 @@ def timestamp_to_datetime(
             hour, minute, second = (int(p) for p in clock.split(":"))
             local_now = now.astimezone()
             stamp = local_now.replace(
-                month=_MONTHS[month], day=int(day), hour=hour, minute=minute, second=second,
+                month=_MONTHS[month],
+                day=int(day),
+                hour=hour,
+                minute=minute,
+                second=second,
                 microsecond=0,
             )
             if stamp > local_now + timedelta(days=1):

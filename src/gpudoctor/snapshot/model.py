@@ -281,7 +281,9 @@ class Snapshot:
                 value has the wrong type (the message names the path, e.g. ``gpus[2].index``).
         """
         if not isinstance(data, dict):
-            raise SnapshotError(f"not a gpudoctor snapshot: expected a JSON object, got {_kind(data)}")
+            raise SnapshotError(
+                f"not a gpudoctor snapshot: expected a JSON object, got {_kind(data)}"
+            )
         check_schema(data.get("schema"))
         value = _from_jsonable(cls, data, "")
         assert isinstance(value, Snapshot)
@@ -313,9 +315,7 @@ def check_schema(schema: object) -> None:
     if schema is None:
         raise SnapshotError('not a gpudoctor snapshot: the "schema" key is missing')
     if not isinstance(schema, str) or (match := _SCHEMA_RE.match(schema)) is None:
-        raise SnapshotError(
-            f"not a gpudoctor snapshot: schema is {schema!r}, expected {SCHEMA!r}"
-        )
+        raise SnapshotError(f"not a gpudoctor snapshot: schema is {schema!r}, expected {SCHEMA!r}")
     major = int(match.group("major"))
     if major > SCHEMA_MAJOR:
         raise SnapshotError(

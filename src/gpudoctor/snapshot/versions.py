@@ -57,8 +57,18 @@ _CUPY_RE = re.compile(r"^cupy-cuda(?P<ver>\d+)(?P<x>x?)$")
 _NOT_CUDA = {"ml-py", "ml-py3", "dali", "pyindex", "modelopt", "tensorrt"}
 # CUDA toolkit components whose version major is the CUDA major (unlike cuDNN or NCCL).
 _TOOLKIT_COMPONENTS = {
-    "cublas", "cufft", "curand", "cusolver", "cusparse", "cufile", "nvjitlink", "npp",
-    "nvjpeg", "nvtx", "nvvm", "nvfatbin",
+    "cublas",
+    "cufft",
+    "curand",
+    "cusolver",
+    "cusparse",
+    "cufile",
+    "nvjitlink",
+    "npp",
+    "nvjpeg",
+    "nvtx",
+    "nvvm",
+    "nvfatbin",
 }
 
 
@@ -232,7 +242,9 @@ def _tensorflow(dist: metadata.Distribution, name: str) -> FrameworkInfo:
         cuda_version=str(cuda) if isinstance(cuda, str | int | float) and cuda else None,
         cudnn_version=str(cudnn) if isinstance(cudnn, str | int | float) and cudnn else None,
         is_cuda_build=is_cuda if isinstance(is_cuda, bool) else (True if cuda else None),
-        compute_capabilities=tuple(str(c) for c in caps) if isinstance(caps, list | tuple) else None,
+        compute_capabilities=tuple(str(c) for c in caps)
+        if isinstance(caps, list | tuple)
+        else None,
         distribution=name,
         source="tensorflow/python/platform/build_info.py" if text is not None else "metadata",
     )
@@ -241,9 +253,7 @@ def _tensorflow(dist: metadata.Distribution, name: str) -> FrameworkInfo:
 def _jax(dists: Mapping[str, metadata.Distribution]) -> FrameworkInfo | None:
     if "jax" not in dists and "jaxlib" not in dists:
         return None
-    majors = sorted(
-        {int(m.group("major")) for name in dists if (m := _JAX_PLUGIN_RE.match(name))}
-    )
+    majors = sorted({int(m.group("major")) for name in dists if (m := _JAX_PLUGIN_RE.match(name))})
     plugins = sorted(name for name in dists if _JAX_PLUGIN_RE.match(name))
     jaxlib_version = _version(dists["jaxlib"]) if "jaxlib" in dists else None
     legacy = _JAXLIB_CUDA_RE.search(jaxlib_version or "")
@@ -291,7 +301,9 @@ def _cuda_packages(dists: Mapping[str, metadata.Distribution]) -> tuple[CudaPack
         suffixed = _CUDA_SUFFIX_RE.match(name)
         if suffixed is not None:
             packages.append(
-                CudaPackage(name, version, suffixed.group("component"), int(suffixed.group("major")))
+                CudaPackage(
+                    name, version, suffixed.group("component"), int(suffixed.group("major"))
+                )
             )
             continue
         plain = _NVIDIA_RE.match(name)

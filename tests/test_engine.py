@@ -1,0 +1,124 @@
+"""The engine: which rules fire, with what confidence, in which order."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.engine import render_template
+from gpudoctor.pipeline import LogInput, build_report, make_scanner, scan_logs
+from gpudoctor.report import Report
+from gpudoctor.rulebook.book import RuleBook, load_rulebook
+
+FIXTURES = Path(__file__).parent / "fixtures"
+LOGS = FIXTURES / "logs" / "ranking"
+
+
+@pytest.fixture(scope="module")
+def book() -> RuleBook:
+    return load_rulebook([FIXTURES / "rules" / "ranking"], bundled=False)
+
+
+def explain(book: RuleBook, *names: str, facts: dict[str, object] | None = None) -> Report:
+    logs = [LogInput(n, (lambda p=LOGS / n: open(p, "rb"))) for n in names]  # type: ignore[misc]
+    return build_report(book, scan_logs(logs, make_scanner(book)), facts)
+
+
+def test_root_outranks_the_cascade_it_explains(book: RuleBook) -> None:
+    report = explain(book, "assert-then-illegal.log")
+    causes = report.causes
+    assert [d.rule for d in causes] == ["t-device-assert", "t-illegal-access"]
+    assert causes[0].evidence[0].line == 3
+    illegal = causes[1]
+    assert illegal.explained_by == ("t-device-assert",)
+    assert illegal.confidence == pytest.approx(0.45)  # 0.9 halved: explained by the assert
+
+
+def test_advice_is_never_a_cause(book: RuleBook) -> None:
+    report = explain(book, "assert-then-illegal.log")
+    advice = [d for d in report.diagnoses if not d.is_cause]
+    assert [d.rule for d in advice] == ["t-async-advice"]
+    assert advice[0].rank == len(report.diagnoses)  # last, despite its 0.95 prior
+
+
+def test_confirmation_merges_into_its_root(book: RuleBook) -> None:
+    report = explain(book, "killed-with-dmesg.log")
+    (diagnosis,) = report.causes
+    assert diagnosis.rule == "t-killed"
+    assert diagnosis.confidence == pytest.approx(0.8)  # 0.6 + (1 - 0.6) / 2
+    assert [e.line for e in diagnosis.evidence] == [1, 3]
+    assert diagnosis.notes == ("confirmed by t-oom-kill: Kernel OOM killer",)
+
+
+def test_confirmation_stands_alone_without_its_root(book: RuleBook, tmp_path: Path) -> None:
+    log = tmp_path / "dmesg.log"
+    log.write_text("Out of memory: Killed process 77 (python)\n")
+    report = build_report(
+        book, scan_logs([LogInput("dmesg.log", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    (diagnosis,) = report.causes
+    assert diagnosis.rule == "t-oom-kill"
+    assert diagnosis.summary == "The kernel killed pid 77."
+    assert diagnosis.facts["pid"] == 77
+
+
+def test_cascade_alone_is_the_answer(book: RuleBook, tmp_path: Path) -> None:
+    log = tmp_path / "only-timeout.log"
+    log.write_text("[Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)\n")
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    assert [d.rule for d in report.causes] == ["t-nccl-timeout"]
+    assert report.causes[0].confidence == pytest.approx(0.9)
+
+
+def test_cascade_with_its_root_ranks_below_even_when_earlier(book: RuleBook) -> None:
+    report = explain(book, "nccl-after-kill.log")
+    assert [d.rule for d in report.causes] == ["t-killed", "t-nccl-timeout"]
+    assert report.causes[1].explained_by == ("t-killed",)
+
+
+def test_earlier_event_wins_between_equal_roots(book: RuleBook, tmp_path: Path) -> None:
+    log = tmp_path / "two.log"
+    log.write_text(
+        "CUDA error: an illegal memory access was encountered\n"
+        "CUDA error: device-side assert triggered\n"
+    )
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    # The assert explains illegal_memory_access, so it still leads: causality over time.
+    assert [d.rule for d in report.causes] == ["t-device-assert", "t-illegal-access"]
+
+
+def test_facts_only_rule_with_adjustment(book: RuleBook) -> None:
+    report = explain(book, "killed.log", facts={"gpu_lost_count": 1, "xid_codes": [79]})
+    lost = next(d for d in report.causes if d.rule == "t-gpu-lost")
+    assert lost.confidence == pytest.approx(0.9)
+    assert lost.summary == "1 GPU(s) no longer answer."
+    assert [(e.fact, e.value) for e in lost.evidence] == [("gpu_lost_count", 1), ("xid_codes", [79])]
+    assert lost.notes == ("the kernel log shows Xid 79",)
+    assert report.causes[0].rule == "t-gpu-lost"  # 0.9 beats Killed's 0.6
+
+
+def test_unknown_facts_make_conditions_false(book: RuleBook) -> None:
+    report = explain(book, "killed.log")
+    assert [d.rule for d in report.causes] == ["t-killed"]
+
+
+def test_nothing_matches_gives_empty_report(book: RuleBook, tmp_path: Path) -> None:
+    log = tmp_path / "fine.log"
+    log.write_text("epoch 1 loss 0.3\nepoch 2 loss 0.2\n")
+    report = build_report(
+        book, scan_logs([LogInput("fine", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    assert report.diagnoses == ()
+    assert report.inputs[0].lines == 2
+
+
+def test_templates_are_safe_and_typed() -> None:
+    values = {"req": 2 * 1024**3, "frac": 0.345, "name": "x"}
+    assert render_template("{req:size} {frac:pct} {name}", values) == "2.00 GiB 34% x"
+    assert render_template("{missing} {name.__class__} {0}", values) == "? {name.__class__} {0}"
+    assert render_template("unbalanced {", values) == "unbalanced {"
