@@ -97,7 +97,10 @@ def test_facts_only_rule_with_adjustment(book: RuleBook) -> None:
     lost = next(d for d in report.causes if d.rule == "t-gpu-lost")
     assert lost.confidence == pytest.approx(0.9)
     assert lost.summary == "1 GPU(s) no longer answer."
-    assert [(e.fact, e.value) for e in lost.evidence] == [("gpu_lost_count", 1), ("xid_codes", [79])]
+    assert [(e.fact, e.value) for e in lost.evidence] == [
+        ("gpu_lost_count", 1),
+        ("xid_codes", [79]),
+    ]
     assert lost.notes == ("the kernel log shows Xid 79",)
     assert report.causes[0].rule == "t-gpu-lost"  # 0.9 beats Killed's 0.6
 

@@ -54,7 +54,9 @@ def test_one_event_per_line_per_pattern() -> None:
 
 
 def test_ignore_case() -> None:
-    scanner = scan([PatternSpec("r/x", r"bus error", ignore_case=True)], b"Bus Error (core dumped)\n")
+    scanner = scan(
+        [PatternSpec("r/x", r"bus error", ignore_case=True)], b"Bus Error (core dumped)\n"
+    )
     assert scanner.hits["r/x"].count == 1
 
 
@@ -67,7 +69,11 @@ def test_events_are_bounded_first_and_last_kept() -> None:
 
 
 def test_many_patterns_one_pass_across_inputs() -> None:
-    specs = [PatternSpec("a/1", r"alpha"), PatternSpec("b/1", r"beta"), PatternSpec("c/1", r"gamma")]
+    specs = [
+        PatternSpec("a/1", r"alpha"),
+        PatternSpec("b/1", r"beta"),
+        PatternSpec("c/1", r"gamma"),
+    ]
     scanner = Scanner(specs)
     scanner.scan(read_blocks(io.BytesIO(b"alpha\n"), InputStats(name="one")), input_index=0)
     scanner.scan(read_blocks(io.BytesIO(b"x\nbeta\n"), InputStats(name="two")), input_index=1)
@@ -78,7 +84,9 @@ def test_many_patterns_one_pass_across_inputs() -> None:
 
 
 def test_invalid_utf8_line_still_matches() -> None:
-    scanner = scan([PatternSpec("r/x", r"CUDA error: (?P<what>.*)")], b"\xff CUDA error: boom \xfe\n")
+    scanner = scan(
+        [PatternSpec("r/x", r"CUDA error: (?P<what>.*)")], b"\xff CUDA error: boom \xfe\n"
+    )
     event = scanner.hits["r/x"].first[0]
     assert event.captures["what"] == "boom \ufffd"
 

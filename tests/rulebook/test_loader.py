@@ -66,7 +66,7 @@ def test_yaml_syntax_error_has_location() -> None:
 
 def test_bad_condition_and_confidence_both_reported() -> None:
     found = messages("bad-condition.yaml")
-    assert "6:13: \"confidence\" must be within [0, 1]" in found
+    assert '6:13: "confidence" must be within [0, 1]' in found
     assert any(m.startswith("8:5: a condition: invalid expression") for m in found)
 
 

@@ -9,6 +9,7 @@ naming the file and field on the first problem.
 from __future__ import annotations
 
 import re
+from itertools import pairwise
 from collections.abc import Callable
 
 from gpudoctor.compat._fields import Fields
@@ -52,7 +53,9 @@ def _meta(root: Fields, expected: str) -> TableMeta:
         raise root.error("table", f"expected {expected!r}, got {name!r}")
     version = root.text("version")
     if not _TABLE_VERSION.match(version):
-        raise root.error("version", f"expected a date-like version such as '2026.11', got {version!r}")
+        raise root.error(
+            "version", f"expected a date-like version such as '2026.11', got {version!r}"
+        )
     sources = root.texts("sources")
     if not sources:
         raise root.error("sources", "must list at least one source")
@@ -156,7 +159,7 @@ def _parse_driver_branches(data: object, file: str) -> DriverBranchTable:
             optional=frozenset({"confirmed", "note"}),
         )
     )
-    for before, after in zip(branches, branches[1:]):
+    for before, after in pairwise(branches):
         if not (before.branch < after.branch and before.max_cuda < after.max_cuda):
             raise root.error(
                 "branches", f"R{after.branch} must follow R{before.branch} in ascending order"
@@ -216,9 +219,7 @@ def _parse_forward_compat(data: object, file: str) -> ForwardCompatTable:
     matrix = root.mapping("matrix", required=frozenset({"base_branches", "packages"}))
     bases = matrix.integers("base_branches")
     packages: list[CompatPackage] = []
-    for row in matrix.rows(
-        "packages", required=frozenset({"cuda", "compatible", "not_needed"})
-    ):
+    for row in matrix.rows("packages", required=frozenset({"cuda", "compatible", "not_needed"})):
         package = CompatPackage(
             cuda=row.version("cuda"),
             compatible=frozenset(row.integers("compatible")),

@@ -208,15 +208,17 @@ def arch_supported(
             )
     no_image = (
         f"Compute capability {cc} ({cc.sm}) is not covered by the compiled architectures "
-        f"({compiled}); kernels fail with cudaErrorNoKernelImageForDevice (209, \"no kernel "
-        "image is available for execution on the device\")."
+        f'({compiled}); kernels fail with cudaErrorNoKernelImageForDevice (209, "no kernel '
+        'image is available for execution on the device").'
     )
     fix = (
         f"Install a build compiled for {cc.sm} (or with PTX for compute capability {cc} or "
         "lower), or rebuild with TORCH_CUDA_ARCH_LIST / -gencode including "
         f"{cc.major}.{cc.minor}."
     )
-    for arch in sorted((a for a in parsed if a.ptx and _ptx_runs(a, cc)), key=lambda a: a.cc, reverse=True):
+    for arch in sorted(
+        (a for a in parsed if a.ptx and _ptx_runs(a, cc)), key=lambda a: a.cc, reverse=True
+    ):
         if driver is not None and archs.cuda is not None:
             needed = minimum_driver_for(archs.cuda)
             if needed is not None and driver < needed:
@@ -226,8 +228,8 @@ def arch_supported(
                     arch.token,
                     f"No cubin for {cc.sm}; only {arch.token} PTX from CUDA {archs.cuda} "
                     f"could be JIT-compiled, but driver {driver} is older than {needed} and "
-                    "refuses it with cudaErrorUnsupportedPtxVersion (222, \"the provided PTX "
-                    "was compiled with an unsupported toolchain.\").",
+                    'refuses it with cudaErrorUnsupportedPtxVersion (222, "the provided PTX '
+                    'was compiled with an unsupported toolchain.").',
                     f"Upgrade the NVIDIA driver to {needed} or newer, or install a build "
                     f"with SASS for {cc.sm}.",
                 )

@@ -200,7 +200,9 @@ def driver_supports_runtime(
     full, exact = _full_support(wanted, system)
     floor = minor_compat_floor(wanted, os=system)
 
-    def verdict(status: RuntimeStatus, reason: str, fix: str | None, caveats: bool = False) -> RuntimeSupport:
+    def verdict(
+        status: RuntimeStatus, reason: str, fix: str | None, caveats: bool = False
+    ) -> RuntimeSupport:
         return RuntimeSupport(
             status=status,
             driver=driver,
@@ -265,21 +267,23 @@ def driver_supports_runtime(
             f"Driver {driver} is older than {full}{branch_note} (full support for CUDA "
             f"{wanted}) but at or above the CUDA {wanted.major}.x minor-version "
             f"compatibility floor {floor}: ordinary kernels run, but PTX JIT fails with "
-            "cudaErrorUnsupportedPtxVersion (222, \"the provided PTX was compiled with an "
-            "unsupported toolchain.\") and APIs newer than the driver fail with "
+            'cudaErrorUnsupportedPtxVersion (222, "the provided PTX was compiled with an '
+            'unsupported toolchain.") and APIs newer than the driver fail with '
             "cudaErrorCallRequiresNewerDriver (36).",
             f"Upgrade the NVIDIA driver to {full} or newer for full CUDA {wanted} support.",
             caveats=True,
         )
     reported = max_cuda_for_driver(driver)
-    supports = f"supports at most CUDA {reported}" if reported is not None else "is not in the tables"
+    supports = (
+        f"supports at most CUDA {reported}" if reported is not None else "is not in the tables"
+    )
     needed = f"{floor} (CUDA {wanted.major}.x minor-version compatibility)" if floor else str(full)
     return verdict(
         RuntimeStatus.UNSUPPORTED,
         f"Driver {driver} {supports}; CUDA {wanted} needs at least {needed}, and {full}"
         f"{branch_note} for full support. The runtime fails to initialise with "
-        "cudaErrorInsufficientDriver (35, \"CUDA driver version is insufficient for CUDA "
-        "runtime version\").",
+        'cudaErrorInsufficientDriver (35, "CUDA driver version is insufficient for CUDA '
+        'runtime version").',
         f"Upgrade the NVIDIA driver to {full} or newer"
         + (f" (at least {floor})" if floor is not None else "")
         + (

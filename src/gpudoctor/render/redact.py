@@ -26,7 +26,9 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r"(?i)\b([A-Z]:\\Users\\)([^\\\s]+)"), r"\1<user>"),
     (re.compile(r"\b(?:25[0-5]|2[0-4]\d|1?\d?\d)(?:\.(?:25[0-5]|2[0-4]\d|1?\d?\d)){3}\b"),
      "<ip>"),
-    (re.compile(r"(?i)(?<![\w:.])(?:[0-9a-f]{1,4}:){3,7}[0-9a-f]{1,4}(?![\w:])"), "<ip>"),
+    (re.compile(r"(?i)(?<![\w:.])(?:(?:[0-9a-f]{1,4}:){7}[0-9a-f]{1,4}"
+                r"|(?:[0-9a-f]{1,4}:){1,6}(?::[0-9a-f]{1,4}){1,6}|(?:[0-9a-f]{1,4}:){1,7}:"
+                r"|::(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})(?![\w:])"), "<ip>"),
     (re.compile(r"\b([A-Za-z0-9._-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)\b"), "<user>@<host>"),
     (re.compile(r"(?i)(?<![\w.-])(?<!://)[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|cluster|com|net"
                 r"|org|edu|io|ai|cloud)\b(?![/\w])"),

@@ -7,6 +7,9 @@ import textwrap
 from gpudoctor.render.styled import Styled
 from gpudoctor.report import Diagnosis, Report
 
+EVIDENCE_CHARS = 400
+"""Evidence lines longer than this are shortened in text output (JSON keeps them whole)."""
+
 _SEVERITY_STYLE = {
     "critical": "bold red",
     "error": "red",
@@ -75,8 +78,12 @@ def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
             out.line(f"{indent}  {ev.fact} = {ev.value}", "cyan")
         else:
             where = f"{ev.source}:{ev.line}"
-            text = _shorten(ev.text, max(20, width - len(indent) - len(where) - 4))
-            out.add(f"{indent}  {where}  ", "cyan").line(text)
+            text = ev.text.strip()
+            if len(indent) + len(where) + len(text) + 4 <= width:
+                out.add(f"{indent}  {where}  ", "cyan").line(text)
+            else:
+                out.line(f"{indent}  {where}", "cyan")
+                _wrapped(out, _shorten(text, EVIDENCE_CHARS), width, indent + "    ")
     if d.matches > sum(1 for ev in d.evidence if ev.fact is None) > 0:
         out.line(f"{indent}  ({d.matches} matching lines in all)", "dim")
     out.line(f"{indent}Fix:", "bold")

@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import copy
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
@@ -73,7 +73,7 @@ class NVMLError(Exception):
     value: int
     _by_code: ClassVar[dict[int, type[NVMLError]]] = {}
 
-    def __new__(cls, value: int, message: str | None = None) -> NVMLError:  # noqa: D102
+    def __new__(cls, value: int, message: str | None = None) -> NVMLError:
         target = cls._by_code.get(value, cls) if cls is NVMLError else cls
         obj = Exception.__new__(target)
         obj.value = value
@@ -136,7 +136,7 @@ def scenario_names() -> list[str]:
     return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
 
 
-@lru_cache(maxsize=None)
+@cache
 def _load_text(name: str) -> str:
     if name not in scenario_names():
         valid = ", ".join(scenario_names())

@@ -62,9 +62,10 @@ def _run(source: str, argv: list[str]) -> ReadResult:
     text = proc.stdout.decode("utf-8", "replace")
     lines = text.splitlines()
     # journalctl prints "-- No entries --" or a hint and exits 0 when it cannot see the journal.
-    if source == "journalctl" and not [ln for ln in lines if not ln.startswith("-- ")]:
-        if "permission" in err.lower() or "not seeing messages" in err.lower():
-            return ReadResult(source, None, err.splitlines()[0])
+    empty = not [ln for ln in lines if not ln.startswith("-- ")]
+    hidden = "permission" in err.lower() or "not seeing messages" in err.lower()
+    if source == "journalctl" and empty and hidden:
+        return ReadResult(source, None, err.splitlines()[0])
     return ReadResult(source, lines, filtered=source == "journalctl")
 
 

@@ -12,6 +12,7 @@ creates a CUDA context, so nothing here touches the GPUs' compute state.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import warnings
 from dataclasses import dataclass
@@ -122,10 +123,9 @@ _INITIALISED: dict[int, tuple[Any, InitResult]] = {}
 
 
 def _shutdown(lib: Any) -> None:
-    try:
+    # Shutting down at interpreter exit must never raise.
+    with contextlib.suppress(Exception):
         lib.nvmlShutdown()
-    except Exception:  # shutting down at exit must never raise
-        pass
 
 
 class NvmlSession:
