@@ -4,16 +4,58 @@ Logs pasted into issues often carry the machine's description. The scanner looks
 lines in the same pass as the rules' patterns (keys start with ``facts/``), and
 :func:`facts_from_hits` turns the captures into the same fact names a live snapshot gives, so
 a rule such as "driver too old for the CUDA runtime" works on a log alone.
+
+Facts shared with the live snapshot (same names, same types):
+
+=========================  ==========  ==========================================================
+``driver_version``         str         "525.60.13" (nvidia-smi banner, collect_env, NVRM line)
+``driver_cuda_version``    str         "12.0": newest CUDA the driver supports (smi banner, or
+                                       PyTorch's "driver ... too old (found version 11040)")
+``torch_version``          str         "2.4.1+cu121" (collect_env, pip list lines)
+``torch_cuda_version``     str         "12.1" (collect_env "CUDA used to build PyTorch")
+``cudnn_version``          str         "8.9.2" (collect_env)
+``gpu_names``              list[str]   nvidia-smi rows and collect_env "GPU 0: ..." lines
+``gpu_compute_capabilities`` list[str] "8.6", from PyTorch's "with CUDA capability sm_86"
+``cuda_runtime_versions``  list[str]   "12.1", from ``nvidia-cuda-runtime-cu12==12.1.105`` lines
+=========================  ==========  ==========================================================
+
+Facts only text gives (prefix ``smi_``: read from a pasted ``nvidia-smi`` table, which may
+have been taken while the job still ran, so they are kept apart from the snapshot's
+after-the-crash values):
+
+=====================================  =========  ===============================================
+``smi_gpu_count``                      int        GPU rows in the table
+``smi_gpu_memory_used_bytes``          list[int]  per GPU row, in table order
+``smi_gpu_memory_total_bytes``         list[int]  per GPU row
+``smi_gpu_memory_used_fraction_max``   float      highest used / total
+``smi_processes_table``                bool       a "Processes:" section was pasted
+``smi_processes_count``                int        process rows in it (0: none listed)
+``smi_processes``                      list[str]  "gpu 0 pid 1234 python 10789MiB"
+``smi_process_memory_bytes_max``       int        largest memory of one listed process
+``smi_unaccounted_memory_fraction_max`` float     highest (used − memory of the processes listed
+                                                  on that GPU) / total, only when a processes
+                                                  section was pasted: memory that nobody visible
+                                                  holds (other containers, zombies)
+``cuda_toolkit_version``               str        collect_env "CUDA runtime version" (the system
+                                                  toolkit, not necessarily the one torch uses)
+=====================================  =========  ===============================================
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpudoctor.logs.scanner import CaptureType, PatternHits, PatternSpec
+from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
+from gpudoctor.units import parse_size
 
 _V = CaptureType.VERSION
 _S = CaptureType.STR
+_I = CaptureType.INT
+_Z = CaptureType.SIZE
+
+# A pasted table row may be quoted in Markdown ("> |") or indented.
+_ROW = r"^[>\s]*\|"
+_MIB = r"\d+\s?MiB"
 
 TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
     # nvidia-smi banner: "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4 |"
@@ -23,10 +65,30 @@ TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
         r"(?P<driver_cuda_version>\d+\.\d+)",
         captures={"driver_version": _V, "driver_cuda_version": _V},
     ),
+    # Old banners have no CUDA version: "| NVIDIA-SMI 410.48    Driver Version: 410.48   |"
+    PatternSpec(
+        "facts/nvidia_smi_driver",
+        r"NVIDIA-SMI \S+\s+Driver Version:\s*(?P<driver_version>\d+\.\d+(?:\.\d+)?)",
+        captures={"driver_version": _V},
+    ),
+    # Kernel module banner (dmesg, /proc/driver/nvidia/version, cuda_memtest):
+    # "NVRM version: NVIDIA UNIX x86_64 Kernel Module  460.80  Fri May  7 06:55:54 UTC 2021"
+    PatternSpec(
+        "facts/nvrm_version",
+        r"NVIDIA UNIX (?:Open Kernel Module|x86_64 Kernel Module|aarch64 Kernel Module|"
+        r"Kernel Module)(?: for \w+)?\s+(?P<driver_version>\d{3}\.\d+(?:\.\d+)?)\s",
+        captures={"driver_version": _V},
+    ),
     # collect_env: "PyTorch version: 2.4.1+cu121"
     PatternSpec(
         "facts/torch_version",
         r"^\s*PyTorch version:\s*(?P<torch_version>\d+\.\d+[^\s]*)",
+        captures={"torch_version": _S},
+    ),
+    # collect_env pip section / pip freeze: "[pip3] torch==2.4.1+cu121", "torch==2.1.0"
+    PatternSpec(
+        "facts/torch_pip",
+        r"(?:^|\s|\[pip3?\]\s*)torch==(?P<torch_version>\d+\.\d+[^\s]*)\s*$",
         captures={"torch_version": _S},
     ),
     # collect_env: "CUDA used to build PyTorch: 12.1"
@@ -35,23 +97,210 @@ TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
         r"^\s*CUDA used to build PyTorch:\s*(?P<torch_cuda_version>\d+\.\d+)",
         captures={"torch_cuda_version": _V},
     ),
+    # collect_env: "CUDA runtime version: 12.1.105" (the system toolkit's nvcc)
+    PatternSpec(
+        "facts/cuda_toolkit",
+        r"^\s*CUDA runtime version:\s*(?P<cuda_toolkit_version>\d+\.\d+(?:\.\d+)?)",
+        captures={"cuda_toolkit_version": _V},
+    ),
     # collect_env: "Nvidia driver version: 470.82.01"
     PatternSpec(
         "facts/collect_env_driver",
         r"^\s*Nvidia driver version:\s*(?P<driver_version>\d+\.\d+(?:\.\d+)?)",
         captures={"driver_version": _V},
     ),
+    # collect_env: "cuDNN version: 8.9.2" or a path ".../libcudnn.so.8.9.2"
+    PatternSpec(
+        "facts/cudnn_version",
+        r"^\s*cuDNN version:\s*(?:\S*libcudnn\.so\.)?(?P<cudnn_version>\d+\.\d+(?:\.\d+)?)",
+        captures={"cudnn_version": _V},
+    ),
+    # collect_env: "GPU 0: NVIDIA GeForce RTX 3090", also after "GPU models and configuration:"
+    PatternSpec(
+        "facts/collect_env_gpu",
+        r"(?:^\s*|configuration:\s*)GPU (?P<index>\d+): (?P<gpu_name>(?:NVIDIA|Tesla|GeForce|Quadro|TITAN)"
+        r"[^\r\n]*?)\s*(?:\(UUID: [^)]*\))?\s*$",
+        captures={"index": _I, "gpu_name": _S},
+    ),
+    # pip lines of the runtime wheel: "nvidia-cuda-runtime-cu12==12.1.105"
+    PatternSpec(
+        "facts/cuda_runtime_wheel",
+        r"nvidia-cuda-runtime-cu\d+[=\s]=?\s*(?P<cuda_runtime>\d+\.\d+)(?:\.\d+)*",
+        captures={"cuda_runtime": _V},
+    ),
+    # PyTorch: "The NVIDIA driver on your system is too old (found version 11040)."
+    PatternSpec(
+        "facts/torch_driver_found",
+        r"driver on your system is too old \(found version (?P<driver_cuda_int>\d{4,6})\)",
+        captures={"driver_cuda_int": _I},
+    ),
+    # PyTorch: "NVIDIA GeForce RTX 3090 with CUDA capability sm_86 is not compatible ..."
+    PatternSpec(
+        "facts/torch_capability",
+        r"(?P<gpu_name>(?:NVIDIA |Tesla |GeForce |Quadro |TITAN )[^\r\n]*?) with CUDA capability "
+        r"sm_(?P<sm>\d{2,3}) is not compatible",
+        captures={"gpu_name": _S, "sm": _S},
+    ),
+    # nvidia-smi GPU row: "|   0  NVIDIA GeForce RTX 3090     Off  | 00000000:01:00.0  On |"
+    PatternSpec(
+        "facts/smi_gpu_row",
+        _ROW + r"\s+(?P<index>\d+)\s+(?P<gpu_name>\S[^|]*?)\s+(?:On|Off)\s*\|\s*"
+        r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d",
+        captures={"index": _I, "gpu_name": _S},
+    ),
+    # nvidia-smi memory cell: "|  0%   61C  P0  58W / 180W |   7940MiB /  8112MiB |"
+    PatternSpec(
+        "facts/smi_memory_row",
+        _ROW + r"[^|]*(?:\d+W|N/A)[^|]*\|\s*(?P<used>" + _MIB + r")\s*/\s*(?P<total>" + _MIB
+        + r")\s*\|",
+        captures={"used": _Z, "total": _Z},
+    ),
+    # nvidia-smi "| Processes: ...   GPU Memory |" section header
+    PatternSpec("facts/smi_processes_header", _ROW + r"\s*Processes:"),
+    PatternSpec("facts/smi_no_processes", _ROW + r"\s*No running processes found"),
+    # Process rows, old "|    0     12345      C   python      10789MiB |" and new
+    # "|    0   N/A  N/A   1234567      C   python     40000MiB |" (memory N/A under WDDM)
+    PatternSpec(
+        "facts/smi_process_row",
+        _ROW + r"\s+(?P<gpu>\d+)\s+(?:(?:N/A|\d+)\s+(?:N/A|\d+)\s+)?(?P<pid>\d+)\s+"
+        r"(?P<type>C\+G|M\+C|C|G|M)\s+(?P<name>\S[^|]*?)\s+(?P<memory>" + _MIB + r"|N/A)\s*\|",
+        captures={"gpu": _I, "pid": _I, "type": _S, "name": _S, "memory": _S},
+    ),
+)
+
+# Facts that simply take the first captured value, by pattern key.
+_SIMPLE = (
+    "facts/nvidia_smi_banner",
+    "facts/nvidia_smi_driver",
+    "facts/collect_env_driver",
+    "facts/nvrm_version",
+    "facts/torch_version",
+    "facts/torch_pip",
+    "facts/torch_cuda",
+    "facts/cuda_toolkit",
+    "facts/cudnn_version",
 )
 
 
-def facts_from_hits(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """Facts captured by :data:`TEXT_FACT_PATTERNS`; the first occurrence of each wins."""
+def _events(hits: Mapping[str, PatternHits], key: str) -> list[Event]:
+    found = hits.get(key)
+    return found.events() if found else []
+
+
+def _first_values(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
-    for spec in TEXT_FACT_PATTERNS:
-        found = hits.get(spec.key)
-        if not found:
-            continue
-        for event in found.events():
+    for key in _SIMPLE:
+        for event in _events(hits, key):
             for name, value in event.captures.items():
                 facts.setdefault(name, str(value))
+    return facts
+
+
+def _clean_name(name: str) -> str:
+    """nvidia-smi cuts long names with "..."; keep what is there, trimmed."""
+    return name.strip().rstrip(".").strip()
+
+
+def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    facts: dict[str, object] = {}
+    names: list[str] = []
+    for key in ("facts/smi_gpu_row", "facts/collect_env_gpu", "facts/torch_capability"):
+        seen: set[object] = set()  # one name per GPU index (a log may hold two tables)
+        for event in _events(hits, key):
+            name = event.captures.get("gpu_name")
+            ident = event.captures.get("index", name)
+            if isinstance(name, str) and _clean_name(name) and ident not in seen:
+                seen.add(ident)
+                names.append(_clean_name(name))
+        if names:
+            break  # the first source that lists GPUs gives them in index order
+    if names:
+        facts["gpu_names"] = names
+    capabilities = []
+    for event in _events(hits, "facts/torch_capability"):
+        sm = str(event.captures.get("sm", ""))
+        if sm.isdigit() and len(sm) >= 2:
+            cc = f"{int(sm[:-1])}.{sm[-1]}"
+            if cc not in capabilities:
+                capabilities.append(cc)
+    if capabilities:
+        facts["gpu_compute_capabilities"] = capabilities
+    runtimes = sorted(
+        {str(e.captures["cuda_runtime"]) for e in _events(hits, "facts/cuda_runtime_wheel")
+         if "cuda_runtime" in e.captures}
+    )  # fmt: skip
+    if runtimes:
+        facts["cuda_runtime_versions"] = runtimes
+    for event in _events(hits, "facts/torch_driver_found"):
+        number = event.captures.get("driver_cuda_int")
+        if isinstance(number, int) and number >= 1000:
+            facts["driver_cuda_version"] = f"{number // 1000}.{(number % 1000) // 10}"
+            break
+    return facts
+
+
+def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    facts: dict[str, object] = {}
+    rows = _events(hits, "facts/smi_gpu_row")
+    memory = [
+        (int(e.captures["used"]), int(e.captures["total"]))
+        for e in _events(hits, "facts/smi_memory_row")
+        if isinstance(e.captures.get("used"), int) and isinstance(e.captures.get("total"), int)
+    ]
+    if rows:
+        facts["smi_gpu_count"] = len(rows)
+    if memory:
+        facts["smi_gpu_memory_used_bytes"] = [used for used, _ in memory]
+        facts["smi_gpu_memory_total_bytes"] = [total for _, total in memory]
+        fractions = [used / total for used, total in memory if total > 0]
+        if fractions:
+            facts["smi_gpu_memory_used_fraction_max"] = round(max(fractions), 4)
+
+    header = hits.get("facts/smi_processes_header")
+    none_listed = hits.get("facts/smi_no_processes")
+    process_hits = hits.get("facts/smi_process_row")
+    table = bool(header and header.count) or bool(none_listed and none_listed.count)
+    count = process_hits.count if process_hits else 0
+    if not table and not count:
+        return facts
+    facts["smi_processes_table"] = True
+    facts["smi_processes_count"] = count
+    listed: list[str] = []
+    held_by_gpu: dict[int, int] = {}
+    for event in _events(hits, "facts/smi_process_row"):
+        gpu, pid = event.captures.get("gpu"), event.captures.get("pid")
+        mem_text = str(event.captures.get("memory", ""))
+        listed.append(f"gpu {gpu} pid {pid} {event.captures.get('name', '?')} {mem_text}")
+        size = parse_size(mem_text) if mem_text != "N/A" else None
+        if isinstance(gpu, int) and size is not None:
+            held_by_gpu[gpu] = held_by_gpu.get(gpu, 0) + size
+    facts["smi_processes"] = listed
+    if held_by_gpu:
+        facts["smi_process_memory_bytes_max"] = max(held_by_gpu.values())
+    if memory and (process_hits is None or process_hits.count == len(listed)):
+        # Pair memory cells with GPU indices in table order; without index rows, 0..n-1.
+        indices = [
+            int(e.captures["index"]) for e in rows if isinstance(e.captures.get("index"), int)
+        ]
+        if len(indices) != len(memory):
+            indices = list(range(len(memory)))
+        unaccounted = [
+            max(0, used - held_by_gpu.get(index, 0)) / total
+            for index, (used, total) in zip(indices, memory, strict=True)
+            if total > 0
+        ]
+        if unaccounted:
+            facts["smi_unaccounted_memory_fraction_max"] = round(max(unaccounted), 4)
+    return facts
+
+
+def facts_from_hits(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """Facts captured by :data:`TEXT_FACT_PATTERNS` (see the module doc for each name).
+
+    Single values come from their first occurrence; lists keep the order of the log.
+    """
+    facts = _first_values(hits)
+    for name, value in _gpu_facts(hits).items():
+        facts.setdefault(name, value)
+    facts.update(_smi_facts(hits))
     return facts

@@ -9,8 +9,8 @@ naming the file and field on the first problem.
 from __future__ import annotations
 
 import re
-from itertools import pairwise
 from collections.abc import Callable
+from itertools import pairwise
 
 from gpudoctor.compat._fields import Fields
 from gpudoctor.compat.model import (

@@ -197,7 +197,8 @@ def arch_supported(
         raise ValueError(f"not a compute capability: {compute_capability!r}")
     parsed = [a for a in (_parse_arch(t) for t in archs.all) if a is not None]
     compiled = " ".join(archs.all) or "none"
-    for arch in parsed:
+    # The closest cubin (highest compiled capability that runs) is the one the driver picks.
+    for arch in sorted(parsed, key=lambda a: a.cc, reverse=True):
         if not arch.ptx and _sass_runs(arch, cc):
             return ArchSupport(
                 ArchStatus.NATIVE,

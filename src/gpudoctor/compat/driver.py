@@ -253,7 +253,7 @@ def driver_supports_runtime(
             "Upgrade gpudoctor for newer compatibility tables, or compare with the "
             "'CUDA Version' that nvidia-smi prints.",
         )
-    branch_note = "" if exact else " (driver branch; NVIDIA does not bundle an exact driver)"
+    branch_note = "" if exact else f" (branch R{full}; NVIDIA publishes no exact driver)"
     if driver >= full:
         return verdict(
             RuntimeStatus.FULL,

@@ -95,8 +95,8 @@ def cuda_major_conflicts(runtimes: Sequence[tuple[str, Version | str]]) -> list[
                 majors=majors,
                 packages=packages,
                 reason=(
-                    f"{library} is installed for CUDA "
-                    f"{' and '.join(str(m) for m in majors)} ({listed}). These wheels share "
+                    f"{library} is installed for CUDA {_join(majors)} ({listed}). "
+                    "These wheels share "
                     "the site-packages/nvidia/ namespace, so a framework can load the other "
                     "major's libraries (CUDNN_STATUS_SUBLIBRARY_VERSION_MISMATCH, undefined "
                     "symbol, or 'cannot open shared object file')."
@@ -109,3 +109,8 @@ def cuda_major_conflicts(runtimes: Sequence[tuple[str, Version | str]]) -> list[
             )
         )
     return conflicts
+
+
+def _join(majors: tuple[int, ...]) -> str:
+    names = [str(m) for m in majors]
+    return ", ".join(names[:-1]) + " and " + names[-1]

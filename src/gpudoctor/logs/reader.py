@@ -34,7 +34,6 @@ _ANSI_RE = re.compile(
     rb"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks
     rb"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
-_PROGRESS_RE = re.compile(rb"[^\n]*\r")
 
 
 @dataclass(frozen=True)
@@ -70,14 +69,32 @@ class InputStats:
 
 
 def clean(data: bytes) -> bytes:
-    """Normalise line endings, collapse ``\\r`` rewrites and strip ANSI escapes."""
+    """Normalise line endings, collapse ``\r`` rewrites and strip ANSI escapes."""
     if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-        if b"\r" in data:
-            data = _PROGRESS_RE.sub(b"", data)
+        data = _collapse_rewrites(data)
     if b"\x1b" in data:
         data = _ANSI_RE.sub(b"", data)
     return data
+
+
+def _collapse_rewrites(data: bytes) -> bytes:
+    """Keep, of each line holding ``\r``, what follows its last ``\r`` (a trailing ``\r``,
+    as in ``\r\n``, is only a line ending)."""
+    parts = []
+    done = 0
+    cr = data.find(b"\r")
+    while cr >= 0:
+        start = data.rfind(b"\n", 0, cr) + 1
+        end = data.find(b"\n", cr)
+        if end < 0:
+            end = len(data)
+        line = data[start:end].rstrip(b"\r")
+        parts.append(data[done:start])
+        parts.append(line[line.rfind(b"\r") + 1 :])
+        done = end
+        cr = data.find(b"\r", end)
+    parts.append(data[done:])
+    return b"".join(parts)
 
 
 def read_blocks(stream: BinaryIO, stats: InputStats) -> Iterator[Block]:

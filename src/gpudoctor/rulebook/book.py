@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from gpudoctor.logs.scanner import PatternSpec, Scanner
-from gpudoctor.rulebook.loader import bundled_rules_dir, load_rules
+from gpudoctor.rulebook import cache
+from gpudoctor.rulebook.loader import bundled_rules_dir, load_rules, rule_files
 from gpudoctor.rulebook.model import Rule
 
 
@@ -40,4 +41,10 @@ def load_rulebook(extra_dirs: Sequence[Path] = (), *, bundled: bool = True) -> R
     Raises :class:`gpudoctor.errors.RuleErrors` when any rule is invalid.
     """
     paths = ([bundled_rules_dir()] if bundled else []) + list(extra_dirs)
-    return RuleBook(tuple(load_rules(paths).rules))
+    files = rule_files(paths)
+    key = cache.cache_key(files)
+    rules = cache.load_cached(key)
+    if rules is None:
+        rules = tuple(load_rules(paths).rules)
+        cache.store(key, rules)
+    return RuleBook(rules)

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Mapping
+from functools import cache
 from typing import Any
-
-from simpleeval import EvalWithCompoundTypes, InvalidExpression
 
 from gpudoctor.units import Version, parse_version
 
@@ -61,18 +60,26 @@ def syntax_error(expression: str) -> str | None:
     return None
 
 
-def names_in(expression: str) -> set[str]:
-    """The bare names an expression reads (used to show which facts were tested)."""
+@cache
+def names_in(expression: str) -> frozenset[str]:
+    """The bare names an expression reads (functions it calls left out)."""
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError:
-        return set()
+        return frozenset()
     called = {
         node.func.id
         for node in ast.walk(tree)
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
     }
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called
+    bound = {  # names bound by comprehensions are not facts
+        target.id
+        for node in ast.walk(tree)
+        if isinstance(node, ast.comprehension)
+        for target in ast.walk(node.target)
+        if isinstance(target, ast.Name)
+    }
+    return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called - bound)
 
 
 class Evaluator:
@@ -84,9 +91,8 @@ class Evaluator:
         functions: Mapping[str, Callable[..., Any]] | None = None,
     ) -> None:
         self._names = dict(names)
-        self._engine = EvalWithCompoundTypes(
-            names=self._names, functions={**BASE_FUNCTIONS, **(functions or {})}
-        )
+        self._functions = {**BASE_FUNCTIONS, **(functions or {})}
+        self._engine: Any = None  # simpleeval is imported on first use: most runs never need it
 
     def set(self, name: str, value: object) -> None:
         """Add or replace one name in the namespace."""
@@ -94,6 +100,12 @@ class Evaluator:
 
     def value(self, expression: str) -> object | None:
         """The expression's value, or ``None`` when it cannot be evaluated."""
+        if not names_in(expression) <= self._names.keys():
+            return None  # it names something unknown: it cannot be evaluated
+        from simpleeval import EvalWithCompoundTypes, InvalidExpression
+
+        if self._engine is None:
+            self._engine = EvalWithCompoundTypes(names=self._names, functions=self._functions)
         try:
             result: object = self._engine.eval(expression.strip())
             return result

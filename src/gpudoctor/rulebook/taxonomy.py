@@ -5,12 +5,13 @@ from __future__ import annotations
 from functools import cache
 from importlib import resources
 
-import yaml
+from gpudoctor.rulebook.yamlnodes import compose, plain
 
 
 @cache
 def causes() -> dict[str, str]:
     """Cause id → one-line description, in the file's order."""
     text = resources.files("gpudoctor.rulebook").joinpath("taxonomy.yaml").read_text("utf-8")
-    data = yaml.safe_load(text)
+    data = plain(compose(text, "taxonomy.yaml"))
+    assert isinstance(data, dict)
     return {str(k): str(v) for k, v in data["causes"].items()}

@@ -110,8 +110,8 @@ def lines_reader(source: str, lines: Sequence[str]) -> KernelLogReader:
     """Return a reader that yields fixed lines (tests, fake NVML scenarios)."""
 
     def read(cutoff: datetime | None) -> ReadResult:
-        del cutoff
-        return ReadResult(source, list(lines))
+        del cutoff  # the given lines are the window: no filtering, deterministic in tests
+        return ReadResult(source, list(lines), filtered=True)
 
     return read
 

@@ -1,0 +1,74 @@
+"""Scanner throughput: ``gpudoctor explain`` on a large realistic log, next to grep.
+
+Usage: ``python bench/throughput.py [--mb 200]``. Generates a training log of about the given
+size (ending in an out-of-memory crash), then times, in the same run:
+
+* ``gpudoctor explain --format json LOG`` (the whole command: start, rule loading, scan, report);
+* ``grep -E -c -f PATTERNS LOG`` over the rule pack's patterns translated to ERE (baseline);
+
+and prints MB/s for both, their ratio, and gpudoctor's peak RSS for the full log and for a
+tenth of it (flat memory means the two are close). Figures are printed, never asserted.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from _common import gpudoctor_command, have, peak_rss_of, run_timed, write_training_log
+
+from gpudoctor.rulebook.book import load_rulebook
+
+_ERE_REWRITES = [
+    (re.compile(r"\(\?P<\w+>"), "("),
+    (re.compile(r"\(\?:"), "("),
+    (re.compile(r"\(\?i\)"), ""),
+    (re.compile(r"\\d"), "[0-9]"),
+    (re.compile(r"([*+?}])\?"), r"\1"),
+]
+
+
+def ere(pattern: str) -> str:
+    """An RE2 pattern approximated in POSIX ERE (GNU grep accepts \\s, \\S, \\w, \\b)."""
+    for regex, replacement in _ERE_REWRITES:
+        pattern = regex.sub(replacement, pattern)
+    return pattern
+
+
+def main() -> None:
+    """Generate the log, run both tools, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--mb", type=int, default=200, help="log size in MB (default 200)")
+    args = parser.parse_args()
+    book = load_rulebook()
+    with tempfile.TemporaryDirectory() as tmp:
+        log = Path(tmp) / "train.log"
+        small = Path(tmp) / "small.log"
+        size = write_training_log(log, args.mb * 1_000_000)
+        write_training_log(small, args.mb * 100_000)
+        patterns = Path(tmp) / "patterns.ere"
+        specs = [p for rule in book.rules for p in rule.patterns]
+        patterns.write_text("\n".join(ere(p.regex) for p in specs) + "\n")
+        mb = size / 1e6
+        command = [*gpudoctor_command(), "explain", "--format", "json", str(log)]
+        gd_time, gd_code = run_timed(command)
+        print(f"log: {mb:.0f} MB, {len(specs)} patterns from {len(book.rules)} rules")
+        print(f"gpudoctor explain: {gd_time:.2f} s = {mb / gd_time:.0f} MB/s (exit {gd_code})")
+        if have("grep"):
+            grep = ["grep", "-E", "-c", "-f", str(patterns), str(log)]
+            check = subprocess.run(grep, capture_output=True, text=True)
+            grep_time, _ = run_timed(grep)
+            print(f"grep -E -f:        {grep_time:.2f} s = {mb / grep_time:.0f} MB/s "
+                  f"({check.stdout.strip()} matching lines)")  # fmt: skip
+            print(f"ratio gpudoctor/grep throughput: {grep_time / gd_time:.2f}x")
+        rss_full = peak_rss_of(command)
+        rss_small = peak_rss_of([*gpudoctor_command(), "explain", "--format", "json", str(small)])
+        print(f"peak RSS: {rss_full / 2**20:.0f} MiB on {mb:.0f} MB, "
+              f"{rss_small / 2**20:.0f} MiB on {small.stat().st_size / 1e6:.0f} MB")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

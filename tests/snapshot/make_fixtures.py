@@ -1,0 +1,30 @@
+"""Regenerate the checked-in snapshot fixtures from fake NVML scenarios.
+
+Run ``python tests/snapshot/make_fixtures.py`` after changing a scenario or the model, then
+review the diff. ``test_snapshot_fixtures.py`` fails while the files are stale.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from conftest import FIXTURES, collect_scenario  # noqa: E402
+
+#: Scenarios whose host, versions and environment are pinned in the scenario file, so the
+#: fixture does not depend on the machine that generated it.
+FIXTURE_SCENARIOS = ("healthy-8xh100", "gpu-lost", "memory-held-by-other")
+
+
+def main() -> None:
+    """Write ``fixtures/<scenario>.json`` for every fixture scenario."""
+    for name in FIXTURE_SCENARIOS:
+        path = FIXTURES / f"{name}.json"
+        path.write_text(collect_scenario(name).to_json(), encoding="utf-8")
+        print(f"wrote {path}")
+
+
+if __name__ == "__main__":
+    main()
