@@ -1,5 +1,5 @@
 """``python -m gpudoctor``."""
 
-from gpudoctor.cli import main
+from gpudoctor.cli import run
 
-main()
+run()

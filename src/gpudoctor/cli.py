@@ -206,7 +206,7 @@ def rules() -> None:
 
 
 def _rule_paths(paths: tuple[Path, ...]) -> list[Path]:
-    from gpudoctor.rulebook.loader import bundled_rules_dir
+    from gpudoctor.rulebook.files import bundled_rules_dir
 
     return list(paths) or [bundled_rules_dir()]
 
@@ -263,7 +263,8 @@ def rules_show(rule_id: str, rule_dirs: tuple[Path, ...]) -> None:
 def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
     """Check rule files (default: the bundled pack); print every problem as path:line:col."""
     from gpudoctor.rulebook.lint import lint_rules
-    from gpudoctor.rulebook.loader import bundled_rules_dir, load_rules
+    from gpudoctor.rulebook.files import bundled_rules_dir
+    from gpudoctor.rulebook.loader import load_rules
 
     targets = _rule_paths(paths)
     context = [] if not paths else [bundled_rules_dir()]
@@ -282,7 +283,7 @@ def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
 
 
 def _expand(paths: Sequence[Path]) -> list[Path]:
-    from gpudoctor.rulebook.loader import rule_files
+    from gpudoctor.rulebook.files import rule_files
 
     return rule_files(paths)
 

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from gpudoctor.compat import COMPAT_FACT_NAMES, compat_facts
+from gpudoctor.units import Version
 
 
 def test_all_names_present_and_unknown_without_input() -> None:
@@ -181,3 +182,22 @@ def test_gpu_facts(names: list[str], forward: bool | None, datacenter: bool | No
     out = compat_facts({"gpu_names": names})
     assert out["gpu_forward_compat_possible"] is forward
     assert out["gpu_is_datacenter"] is datacenter
+
+
+def test_arch_list_read_from_the_binary_wins() -> None:
+    # A source build for the RTX 5090 that the version string cannot reveal.
+    out = compat_facts(
+        {
+            "torch_version": "2.6.0a0+git1234",
+            "torch_cuda_version": "12.8",
+            "torch_arch_list": "sm_80 sm_90 sm_120",
+            "gpu_names": ["NVIDIA GeForce RTX 5090"],
+        }
+    )
+    assert out["torch_compiled_archs"] == ["sm_80", "sm_90", "sm_120"]
+    assert out["torch_arch_supported"] is True
+
+
+def test_typed_version_captures_are_accepted() -> None:
+    out = compat_facts({"driver_version": Version("470.82.01"), "torch_cuda_version": "12.1"})
+    assert out["driver_too_old"] is True

@@ -10,7 +10,7 @@ import pytest
 
 from gpudoctor.rulebook import cache
 from gpudoctor.rulebook.book import load_rulebook
-from gpudoctor.rulebook.loader import rule_files
+from gpudoctor.rulebook.files import rule_files
 
 RANKING = Path(__file__).parents[1] / "fixtures" / "rules" / "ranking"
 

@@ -8,7 +8,8 @@ import pytest
 
 from gpudoctor.errors import RuleErrors
 from gpudoctor.logs.scanner import CaptureType
-from gpudoctor.rulebook.loader import bundled_rules_dir, load_rule_file, load_rules
+from gpudoctor.rulebook.files import bundled_rules_dir
+from gpudoctor.rulebook.loader import load_rule_file, load_rules
 from gpudoctor.rulebook.model import MatchMode, Role, Severity
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"

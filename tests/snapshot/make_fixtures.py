@@ -11,7 +11,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
 
-from conftest import FIXTURES, collect_scenario  # noqa: E402
+from conftest import FIXTURES, collect_scenario
 
 #: Scenarios whose host, versions and environment are pinned in the scenario file, so the
 #: fixture does not depend on the machine that generated it.

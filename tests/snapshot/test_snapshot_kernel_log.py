@@ -51,9 +51,7 @@ XID_CASES = [
 ]  # fmt: skip
 
 
-@pytest.mark.parametrize(
-    ("line", "timestamp", "xid", "pci", "pid", "name", "message"), XID_CASES
-)
+@pytest.mark.parametrize(("line", "timestamp", "xid", "pci", "pid", "name", "message"), XID_CASES)
 def test_xid_lines(
     line: str,
     timestamp: str | None,
@@ -76,7 +74,9 @@ def test_xid_lines(
 
 
 def test_fallen_off_the_bus_without_xid_is_an_nvrm_event() -> None:
-    event = parse_kernel_log_line("[ 4843.120079] NVRM: GPU 0000:47:00.0: GPU has fallen off the bus.")
+    event = parse_kernel_log_line(
+        "[ 4843.120079] NVRM: GPU 0000:47:00.0: GPU has fallen off the bus."
+    )
     assert event is not None
     assert event.kind == "nvrm"
     assert event.xid is None
@@ -96,7 +96,7 @@ def test_other_nvrm_line() -> None:
     ("line", "pid", "name", "constraint"),
     [
         (
-            "[ 5469.0] Out of memory: Killed process 1234 (python) total-vm:8000kB, anon-rss:4000kB",
+            "[ 5469.0] Out of memory: Killed process 1234 (python) total-vm:8000kB, anon-rss:40kB",
             1234, "python", None,
         ),
         (

@@ -33,7 +33,7 @@ def test_hand_built_snapshot_round_trips() -> None:
         ),
     )
     data = snap.to_dict()
-    assert list(data)[0] == "schema"
+    assert next(iter(data)) == "schema"
     assert Snapshot.from_dict(json.loads(json.dumps(data))) == snap
 
 
@@ -99,7 +99,7 @@ def test_invalid_json_text() -> None:
 
 def test_load_snapshot_errors_name_the_path(tmp_path: Path) -> None:
     missing = tmp_path / "nope.json"
-    with pytest.raises(SnapshotError, match="nope.json: cannot read snapshot"):
+    with pytest.raises(SnapshotError, match=r"nope\.json: cannot read snapshot"):
         load_snapshot(missing)
     newer = tmp_path / "newer.json"
     newer.write_text(json.dumps({"schema": "gpudoctor.snapshot/2", "driver": {}}))

@@ -277,15 +277,22 @@ def driver_supports_runtime(
     supports = (
         f"supports at most CUDA {reported}" if reported is not None else "is not in the tables"
     )
-    needed = f"{floor} (CUDA {wanted.major}.x minor-version compatibility)" if floor else str(full)
+    # 11.0's own toolkit driver (450.51.05) is below the 11.x family floor (450.80.02).
+    lower = floor if floor is not None and floor < full else None
+    needed = (
+        f"at least {lower} (CUDA {wanted.major}.x minor-version compatibility), and "
+        f"{full}{branch_note} for full support"
+        if lower is not None
+        else f"{full}{branch_note} or newer"
+    )
     return verdict(
         RuntimeStatus.UNSUPPORTED,
-        f"Driver {driver} {supports}; CUDA {wanted} needs at least {needed}, and {full}"
-        f"{branch_note} for full support. The runtime fails to initialise with "
+        f"Driver {driver} {supports}; CUDA {wanted} needs {needed}. The runtime fails to "
+        "initialise with "
         'cudaErrorInsufficientDriver (35, "CUDA driver version is insufficient for CUDA '
         'runtime version").',
         f"Upgrade the NVIDIA driver to {full} or newer"
-        + (f" (at least {floor})" if floor is not None else "")
+        + (f" (at least {lower})" if lower is not None else "")
         + (
             f", or install a build made for CUDA {reported} or older"
             if reported is not None

@@ -10,7 +10,9 @@ Inputs (the contract with the snapshot → facts layer):
     driver supports), ``torch_version`` ("2.4.1+cu121"), ``torch_cuda_version`` ("12.1"),
     ``cuda_runtime_versions`` (list of str, e.g. runtime wheel versions "12.1.105"),
     ``gpu_names`` (list of str), ``gpu_compute_capabilities`` (list of str, "8.6"),
-    optionally ``os`` ("linux" by default, or "windows").
+    optionally ``os`` ("linux" by default, or "windows") and ``torch_arch_list`` (the
+    architectures read from the installed torch binary, str or list of str, e.g.
+    "sm_75 sm_80 compute_80"; preferred over the table's list for official wheels).
 
 Outputs: see :data:`COMPAT_FACT_NAMES` and the comments in :func:`compat_facts`.
 """
@@ -19,7 +21,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from gpudoctor.compat.archs import ArchStatus, arch_supported, parse_compute_capability
+from gpudoctor.compat.archs import (
+    ArchList,
+    ArchStatus,
+    arch_supported,
+    parse_compute_capability,
+)
 from gpudoctor.compat.driver import (
     RuntimeStatus,
     driver_supports_runtime,
@@ -57,16 +64,22 @@ COMPAT_FACT_NAMES: tuple[str, ...] = (
 )
 
 
-def _text(facts: Mapping[str, object], key: str) -> str | None:
-    value = facts.get(key)
+def _as_text(value: object) -> str | None:
+    # Log captures may arrive typed (a Version) rather than as text.
+    if isinstance(value, Version):
+        value = str(value)
     return value.strip() if isinstance(value, str) and value.strip() else None
+
+
+def _text(facts: Mapping[str, object], key: str) -> str | None:
+    return _as_text(facts.get(key))
 
 
 def _texts(facts: Mapping[str, object], key: str) -> list[str]:
     value = facts.get(key)
     if not isinstance(value, (list, tuple)):
         return []
-    return [item.strip() for item in value if isinstance(item, str) and item.strip()]
+    return [text for text in map(_as_text, value) if text is not None]
 
 
 def _version(text: str | None) -> Version | None:
@@ -136,6 +149,25 @@ def _torch_flavours(
             # compiled architectures are unknown.
             official = None
     return official or derived, official
+
+
+def _torch_archs(
+    facts: Mapping[str, object],
+    torch_version: str | None,
+    official: str | None,
+    torch_cuda: Version | None,
+) -> ArchList | None:
+    """The list read from the installed binary if given, else the official wheel's."""
+    given = facts.get("torch_arch_list")
+    if isinstance(given, str):
+        read = ArchList.from_strings(given, cuda=torch_cuda)
+    else:
+        read = ArchList.from_strings(_texts(facts, "torch_arch_list"), cuda=torch_cuda)
+    if read.all:
+        return read
+    if torch_version is None or official is None:
+        return None
+    return torch_compiled_archs(torch_version, official)
 
 
 def _gpu_capabilities(facts: Mapping[str, object]) -> list[str | None]:
@@ -210,11 +242,7 @@ def compat_facts(facts: Mapping[str, object]) -> dict[str, object]:
             out["driver_too_old"] = False
         out["driver_runtime_minor_compat"] = RuntimeStatus.MINOR_VERSION_COMPAT in statuses
 
-    archs = (
-        torch_compiled_archs(torch_version, official)
-        if torch_version is not None and official is not None
-        else None
-    )
+    archs = _torch_archs(facts, torch_version, official, torch_cuda)
     out["torch_compiled_archs"] = list(archs.all) if archs is not None else None
     capabilities = _gpu_capabilities(facts)
     known = [cc for cc in capabilities if cc is not None]

@@ -14,7 +14,6 @@ from collections import defaultdict
 from gpudoctor.snapshot.model import GpuInfo, GpuProcess, Snapshot
 from gpudoctor.units import format_size
 
-
 # A GPU record with this many fields missing for one reason was not read at all.
 _ALL_GPU_FIELDS = len(dataclasses.fields(GpuInfo)) - 3
 
@@ -56,7 +55,7 @@ class _Out:
         )
 
     def heading(self, text: str) -> None:
-        self.lines.append(text)
+        self.add(text)
 
 
 def render_snapshot_text(snapshot: Snapshot, width: int = 100) -> str:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from gpudoctor.logs.scanner import PatternSpec, Scanner
 from gpudoctor.rulebook import cache
-from gpudoctor.rulebook.loader import bundled_rules_dir, load_rules, rule_files
+from gpudoctor.rulebook.files import bundled_rules_dir, rule_files
 from gpudoctor.rulebook.model import Rule
 
 
@@ -45,6 +45,8 @@ def load_rulebook(extra_dirs: Sequence[Path] = (), *, bundled: bool = True) -> R
     key = cache.cache_key(files)
     rules = cache.load_cached(key)
     if rules is None:
+        from gpudoctor.rulebook.loader import load_rules  # YAML is parsed only on a cache miss
+
         rules = tuple(load_rules(paths).rules)
         cache.store(key, rules)
     return RuleBook(rules)

@@ -13,7 +13,6 @@ import enum
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from typing import TypeVar
 
@@ -23,6 +22,7 @@ import yaml
 from gpudoctor.errors import RuleError, RuleErrors, SourceLocation
 from gpudoctor.logs.scanner import CaptureType, compile_pattern
 from gpudoctor.rulebook import yamlnodes as yn
+from gpudoctor.rulebook.files import rule_files
 from gpudoctor.rulebook.conditions import syntax_error
 from gpudoctor.rulebook.model import (
     Adjustment,
@@ -35,7 +35,6 @@ from gpudoctor.rulebook.model import (
 )
 from gpudoctor.rulebook.taxonomy import causes
 
-RULE_FILE_SUFFIXES = (".yaml", ".yml")
 _ID_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
@@ -50,33 +49,12 @@ _ADJUST_KEYS = {"when", "by", "reason"}
 _EXAMPLE_KEYS = {"text", "facts"}
 
 
-def bundled_rules_dir() -> Path:
-    """The rule pack shipped with gpudoctor (inside the wheel, or ``rules/`` in a checkout)."""
-    packaged = Path(str(resources.files("gpudoctor"))) / "bundled_rules"
-    if packaged.is_dir():
-        return packaged
-    return Path(__file__).resolve().parents[3] / "rules"
-
-
 @dataclass
 class LoadResult:
     """Rules that loaded, and every error met on the way."""
 
     rules: list[Rule] = field(default_factory=list)
     errors: list[RuleError] = field(default_factory=list)
-
-
-def rule_files(paths: Iterable[Path]) -> list[Path]:
-    """Expand directories into their rule files (sorted); files are kept as given."""
-    files: list[Path] = []
-    for path in paths:
-        if path.is_dir():
-            files.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in RULE_FILE_SUFFIXES and p.is_file())
-            )
-        else:
-            files.append(path)
-    return files
 
 
 def load_rules(paths: Sequence[Path], *, collect: bool = False) -> LoadResult:

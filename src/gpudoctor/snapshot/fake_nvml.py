@@ -61,6 +61,12 @@ _SCENARIO_KEYS = {
     "description", "init_error", "driver", "gpu_defaults", "gpus", "processes",
     "kernel_log", "host", "versions", "environment",
 }  # fmt: skip
+_GPU_KEYS = {
+    "name", "uuid", "serial", "pci_bus_id", "compute_capability", "memory", "utilization",
+    "temperature", "thresholds", "power_usage_mw", "power_limit_mw", "clocks", "max_clocks",
+    "clock_event_reasons", "ecc_mode", "ecc_errors", "retired_pages", "remapped_rows", "pcie",
+    "persistence_mode", "compute_mode", "mig_mode", "processes", "errors", "lost",
+}  # fmt: skip
 
 
 class UnknownScenarioError(GpudoctorError):
@@ -161,6 +167,10 @@ def load_scenario(name: str) -> dict[str, Any]:
         raise UnknownScenarioError(f"scenario {name!r}: unknown keys {unknown}")
     defaults = data.get("gpu_defaults") or {}
     data["gpus"] = [_deep_merge(defaults, gpu) for gpu in data.get("gpus") or []]
+    for index, gpu in enumerate(data["gpus"]):
+        unknown = sorted(set(gpu) - _GPU_KEYS)
+        if unknown:
+            raise UnknownScenarioError(f"scenario {name!r}: gpus[{index}]: unknown keys {unknown}")
     return copy.deepcopy(data)
 
 

@@ -1,0 +1,30 @@
+"""Where rule files are: the bundled pack and the files under given directories."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+
+RULE_FILE_SUFFIXES = (".yaml", ".yml")
+
+
+def bundled_rules_dir() -> Path:
+    """The rule pack shipped with gpudoctor (inside the wheel, or ``rules/`` in a checkout)."""
+    packaged = Path(str(resources.files("gpudoctor"))) / "bundled_rules"
+    if packaged.is_dir():
+        return packaged
+    return Path(__file__).resolve().parents[3] / "rules"
+
+
+def rule_files(paths: Iterable[Path]) -> list[Path]:
+    """Expand directories into their rule files (sorted); files are kept as given."""
+    files: list[Path] = []
+    for path in paths:
+        if path.is_dir():
+            files.extend(
+                sorted(p for p in path.rglob("*") if p.suffix in RULE_FILE_SUFFIXES and p.is_file())
+            )
+        else:
+            files.append(path)
+    return files
