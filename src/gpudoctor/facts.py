@@ -27,11 +27,23 @@ def assemble_facts(
     return {name: _plain(value) for name, value in facts.items()}
 
 
+_COMPAT_INPUTS = (
+    "driver_version",
+    "driver_cuda_version",
+    "torch_version",
+    "torch_cuda_version",
+    "cuda_runtime_versions",
+    "gpu_names",
+    "gpu_compute_capabilities",
+    "torch_arch_list",
+)
+
+
 def _compat(facts: Mapping[str, object]) -> dict[str, object]:
-    try:  # TEMPORARY until the compat package lands
-        from gpudoctor.compat.facts import compat_facts
-    except ImportError:
-        return {}
+    if not any(facts.get(name) for name in _COMPAT_INPUTS):
+        return {}  # nothing to check: skip loading the tables
+    from gpudoctor.compat.facts import compat_facts
+
     return dict(compat_facts(facts))
 
 

@@ -1,6 +1,6 @@
 """Parsers that turn the bundled YAML tables into the typed records of :mod:`.model`.
 
-Each parser takes the ``yaml.safe_load`` result and the file name, checks every field
+Each parser takes the parsed YAML data and the file name, checks every field
 (unknown keys, types, quoted versions, cross-references such as "the PyPI default is one
 of the release's flavours") and raises :class:`~gpudoctor.compat._fields.CompatDataError`
 naming the file and field on the first problem.

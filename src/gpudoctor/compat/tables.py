@@ -4,7 +4,7 @@ Each table is a YAML file in ``gpudoctor/compat/data/`` shipped inside the wheel
 with :func:`importlib.resources.files` (so it works from a zip or an installed wheel). A
 table starts with ``table`` (its name), ``version`` (a date-like table version such as
 ``"2026.11"``) and ``sources`` (the documents its facts come from), then its rows. Files
-are parsed with :func:`yaml.safe_load` only, checked strictly (see
+are parsed with PyYAML's safe composer only (never ``yaml.load``), checked strictly (see
 :mod:`gpudoctor.compat._fields`) and loaded once per process.
 """
 
@@ -13,8 +13,6 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 from typing import TypeVar
-
-import yaml
 
 from gpudoctor.compat._fields import CompatDataError
 from gpudoctor.compat._parsers import PARSERS
@@ -28,6 +26,7 @@ from gpudoctor.compat.model import (
     TfBuildsTable,
     TorchBuildsTable,
 )
+from gpudoctor.yamlnodes import NodeError, load_data
 
 __all__ = [
     "TABLE_FILES",
@@ -64,9 +63,9 @@ def parse_table(file: str, text: str) -> object:
     if parser is None:
         raise CompatDataError(file, "", "not a known compatibility table")
     try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as exc:
-        raise CompatDataError(file, "", f"not valid YAML: {exc}") from None
+        data = load_data(text, file)
+    except NodeError as exc:
+        raise CompatDataError(file, "", f"not valid YAML: {exc.location}: {exc.message}") from None
     return parser(data, file)
 
 

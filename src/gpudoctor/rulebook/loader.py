@@ -19,11 +19,11 @@ from typing import TypeVar
 import re2
 import yaml
 
+from gpudoctor import yamlnodes as yn
 from gpudoctor.errors import RuleError, RuleErrors, SourceLocation
 from gpudoctor.logs.scanner import CaptureType, compile_pattern
-from gpudoctor.rulebook import yamlnodes as yn
-from gpudoctor.rulebook.files import rule_files
 from gpudoctor.rulebook.conditions import syntax_error
+from gpudoctor.rulebook.files import rule_files
 from gpudoctor.rulebook.model import (
     Adjustment,
     Example,

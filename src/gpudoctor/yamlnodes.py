@@ -105,3 +105,10 @@ def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:
 def _type_name(kind: type | tuple[type, ...]) -> str:
     names = {str: "string", int: "number", float: "number", bool: "boolean"}
     return " or ".join(dict.fromkeys(names.get(k, k.__name__) for k in _as_tuple(kind)))
+
+
+def load_data(text: str, path: str) -> object:
+    """Parse a trusted data file (bundled tables) into plain Python data with the C loader
+    when available; syntax errors become :class:`NodeError`."""
+    node = compose(text, path)
+    return None if node is None else plain(node)
