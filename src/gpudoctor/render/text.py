@@ -52,8 +52,16 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
 def _heading(report: Report, count: int) -> str:
     logs = [i for i in report.inputs if i.kind in ("log", "stdin")]
     lines = sum(i.lines or 0 for i in logs)
-    names = ", ".join(i.name for i in logs[:3]) + (" …" if len(logs) > 3 else "")
-    read = f"{names} ({lines:,} lines)" if logs else "the snapshot"
+    parts = []
+    if logs:
+        names = ", ".join(i.name for i in logs[:3]) + (" …" if len(logs) > 3 else "")
+        parts.append(f"{names} ({lines:,} lines)")
+    if any(i.kind == "kernel" for i in report.inputs):
+        parts.append("the kernel log")
+    snapshots = [i.name for i in report.inputs if i.kind == "snapshot"]
+    if snapshots:
+        parts.append("the live snapshot" if snapshots[0] == "live" else f"snapshot {snapshots[0]}")
+    read = " and ".join(parts) if parts else "no input"
     noun = "cause" if count == 1 else "causes"
     return f"gpudoctor: {count} possible {noun} found in {read}"
 

@@ -1,0 +1,124 @@
+"""``gpudoctor rules``: list, show, lint and test rules."""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import click
+
+from gpudoctor.cli.app import EXIT_FINDING, EXIT_USAGE, fail, load_book, main
+from gpudoctor.errors import RuleErrors
+
+
+@main.group()
+def rules() -> None:
+    """List, show, lint and test rules (the bundled pack and your own)."""
+
+
+def _rule_paths(paths: tuple[Path, ...]) -> list[Path]:
+    from gpudoctor.rulebook.files import bundled_rules_dir
+
+    return list(paths) or [bundled_rules_dir()]
+
+
+@rules.command("list")
+@click.option("--rules", "rule_dirs", multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Also list the rules in this directory (repeatable).")  # fmt: skip
+@click.option("--format", "fmt", type=click.Choice(("text", "json")), default="text")
+def rules_list(rule_dirs: tuple[Path, ...], fmt: str) -> None:
+    """List the rules: id, cause, role, severity and title."""
+    book = load_book(rule_dirs)
+    if fmt == "json":
+        import json
+
+        rows = [
+            {"id": r.id, "cause": r.cause, "role": r.role.value, "severity": r.severity.value,
+             "confidence": r.confidence, "title": r.title, "path": r.path}
+            for r in book.rules
+        ]  # fmt: skip
+        click.echo(json.dumps(rows, indent=2))
+        return
+    id_width = max((len(r.id) for r in book.rules), default=2)
+    cause_width = max((len(r.cause) for r in book.rules), default=5)
+    for rule in sorted(book.rules, key=lambda r: (r.cause, r.id)):
+        click.echo(
+            f"{rule.id:<{id_width}}  {rule.cause:<{cause_width}}  {rule.role.value:<12}  "
+            f"{rule.severity.value:<8}  {rule.title}"
+        )
+    click.echo(f"{len(book.rules)} rules")
+
+
+@rules.command("show")
+@click.argument("rule_id")
+@click.option("--rules", "rule_dirs", multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path))  # fmt: skip
+def rules_show(rule_id: str, rule_dirs: tuple[Path, ...]) -> None:
+    """Print one rule's file, as written."""
+    book = load_book(rule_dirs)
+    rule = book.get(rule_id)
+    if rule is None:
+        import difflib
+
+        close = difflib.get_close_matches(rule_id, [r.id for r in book.rules], n=3)
+        hint = f" (did you mean: {', '.join(close)}?)" if close else ""
+        fail(f'no rule "{rule_id}"{hint}; see `gpudoctor rules list`', EXIT_USAGE)
+    click.echo(f"# {rule.path}")
+    click.echo(Path(rule.path).read_text(encoding="utf-8"), nl=False)
+
+
+@rules.command("lint")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("--strict", is_flag=True, help="Treat warnings as errors.")
+def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
+    """Check rule files (default: the bundled pack); print every problem as path:line:col."""
+    from gpudoctor.rulebook.files import bundled_rules_dir
+    from gpudoctor.rulebook.lint import lint_rules
+    from gpudoctor.rulebook.loader import load_rules
+
+    targets = _rule_paths(paths)
+    context = [] if not paths else [bundled_rules_dir()]
+    loaded = load_rules([*context, *targets], collect=True)
+    target_files = {str(p) for p in _expand(targets)}
+    own = [r for r in loaded.rules if r.path in target_files]
+    errors = [e for e in loaded.errors if e.location.path in target_files or not paths]
+    warnings = lint_rules(own)
+    for error in errors:
+        click.echo(f"{error.location}: error: {error.message}")
+    for warning in warnings:
+        click.echo(str(warning))
+    click.echo(f"{len(own)} rules checked: {len(errors)} errors, {len(warnings)} warnings")
+    if errors or (strict and warnings):
+        sys.exit(EXIT_USAGE)
+
+
+def _expand(paths: Sequence[Path]) -> list[Path]:
+    from gpudoctor.rulebook.files import rule_files
+
+    return rule_files(paths)
+
+
+@rules.command("test")
+@click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
+@click.option("-v", "--verbose", is_flag=True, help="List every example, not only failures.")
+def rules_test(paths: tuple[Path, ...], verbose: bool) -> None:
+    """Run every rule's examples: each `match` text must fire it, each `no_match` must not."""
+    from gpudoctor.rulebook.loader import load_rules
+    from gpudoctor.rulebook.selftest import run_examples
+
+    try:
+        loaded = load_rules(_rule_paths(paths))
+    except RuleErrors as exc:
+        for error in exc.errors:
+            click.echo(str(error), err=True)
+        fail(f"{len(exc.errors)} error(s) in the rules; no example was run", EXIT_USAGE)
+    results = run_examples(loaded.rules)
+    failed = [r for r in results if not r.passed]
+    for result in results if verbose else failed:
+        status = "ok  " if result.passed else "FAIL"
+        click.echo(f"{status} {result.describe()}")
+    click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
+    if failed:
+        sys.exit(EXIT_FINDING)
