@@ -7,6 +7,7 @@ error or invalid rules; 3 nothing could be collected or read.
 
 from __future__ import annotations
 
+import importlib
 import os
 import shutil
 import sys
@@ -133,7 +134,39 @@ def output_options(func: _F) -> _F:
     return func
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class LazyGroup(click.Group):
+    """A group whose commands are imported only when used, to keep start-up short."""
+
+    def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._lazy = lazy
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*super().list_commands(ctx), *self._lazy})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        target = self._lazy.get(cmd_name)
+        if target is None:
+            return super().get_command(ctx, cmd_name)
+        module, attribute = target.split(":")
+        command = getattr(importlib.import_module(module), attribute)
+        assert isinstance(command, click.Command)
+        return command
+
+
+COMMANDS = {
+    "explain": "gpudoctor.cli.explain:explain",
+    "diagnose": "gpudoctor.cli.machine:diagnose",
+    "snapshot": "gpudoctor.cli.machine:snapshot",
+    "rules": "gpudoctor.cli.rules:rules",
+}
+
+
+@click.group(
+    cls=LazyGroup,
+    lazy=COMMANDS,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
 @click.version_option(__version__, prog_name="gpudoctor")
 def main() -> None:
     """gpudoctor tells you why your GPU job died.

@@ -18,7 +18,6 @@ from gpudoctor.cli.app import (
     exit_for,
     fail,
     load_book,
-    main,
     output_options,
 )
 from gpudoctor.pipeline import LogInput, build_report, make_scanner, scan_logs
@@ -95,7 +94,7 @@ def report_and_exit(
     sys.exit(exit_for(report, out))
 
 
-@main.command()
+@click.command()
 @click.argument("files", nargs=-1)
 @click.option(
     "--snapshot",

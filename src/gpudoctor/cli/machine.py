@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from gpudoctor.cli.app import EXIT_USAGE, OutputSettings, fail, load_book, main, output_options
+from gpudoctor.cli.app import EXIT_USAGE, OutputSettings, fail, load_book, output_options
 from gpudoctor.errors import GpudoctorError, SnapshotError
 from gpudoctor.pipeline import LogInput
 from gpudoctor.report import InputSummary
@@ -81,7 +81,7 @@ def snapshot_inputs(snapshot: Snapshot, name: str) -> list[InputSummary]:
     return summaries
 
 
-@main.command()
+@click.command()
 @click.option(
     "-o",
     "--output",
@@ -133,7 +133,7 @@ def expand_logs(patterns: tuple[str, ...]) -> list[str]:
     return files
 
 
-@main.command()
+@click.command()
 @click.option(
     "--log",
     "logs",

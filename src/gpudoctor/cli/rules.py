@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
-from gpudoctor.cli.app import EXIT_FINDING, EXIT_USAGE, fail, load_book, main
+from gpudoctor.cli.app import EXIT_FINDING, EXIT_USAGE, fail, load_book
 from gpudoctor.errors import RuleErrors
 
 
-@main.group()
+@click.group()
 def rules() -> None:
     """List, show, lint and test rules (the bundled pack and your own)."""
 

@@ -129,7 +129,9 @@ class Scanner:
 
     def __init__(self, patterns: Sequence[PatternSpec]) -> None:
         self._specs = list(patterns)
-        self._compiled = [compile_pattern(p.regex, ignore_case=p.ignore_case) for p in patterns]
+        # Compiled one by one only when the set first finds the pattern in a block: most
+        # patterns never match, and compiling them all would dominate short runs.
+        self._compiled: list[re2._Regexp | None] = [None] * len(self._specs)
         self._set: re2.Set | None = None
         if patterns:
             self._set = re2.Set.SearchSet(regex_options())
@@ -151,6 +153,10 @@ class Scanner:
     def _scan_pattern(self, index: int, block: Block, input_index: int) -> None:
         spec = self._specs[index]
         regex = self._compiled[index]
+        if regex is None:
+            regex = self._compiled[index] = compile_pattern(
+                spec.regex, ignore_case=spec.ignore_case
+            )
         hits = self.hits[spec.key]
         data = block.data
         pos = 0

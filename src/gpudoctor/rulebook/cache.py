@@ -12,11 +12,10 @@ turns the cache off.
 
 from __future__ import annotations
 
-import hashlib
 import io
 import os
 import pickle
-import tempfile
+import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -56,11 +55,13 @@ def cache_dir() -> Path | None:
 
 def cache_key(files: Sequence[Path]) -> str:
     """A key that changes whenever gpudoctor or any rule file changes."""
-    digest = hashlib.sha256(__version__.encode())
+    parts = [__version__]
     for file in files:
         stat = file.stat()
-        digest.update(f"\0{file.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}".encode())
-    return digest.hexdigest()[:32]
+        parts.append(f"{file.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}")
+    text = "\n".join(parts).encode()
+    # Two 32-bit checksums (zlib is already loaded; hashlib would cost start-up time).
+    return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"
 
 
 def load_cached(key: str) -> tuple[Rule, ...] | None:
@@ -83,6 +84,8 @@ def store(key: str, rules: tuple[Rule, ...]) -> None:
     folder = cache_dir()
     if folder is None:
         return
+    import tempfile
+
     try:
         folder.mkdir(parents=True, exist_ok=True)
         with tempfile.NamedTemporaryFile(dir=folder, delete=False, suffix=".tmp") as tmp:

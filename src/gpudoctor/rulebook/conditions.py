@@ -17,7 +17,6 @@ Semantics rule authors rely on:
 
 from __future__ import annotations
 
-import ast
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
@@ -48,6 +47,8 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 
 def syntax_error(expression: str) -> str | None:
     """Return why ``expression`` is not a valid condition, or ``None`` when it is."""
+    import ast
+
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError as exc:
@@ -63,6 +64,8 @@ def syntax_error(expression: str) -> str | None:
 @cache
 def names_in(expression: str) -> frozenset[str]:
     """The bare names an expression reads (functions it calls left out)."""
+    import ast
+
     try:
         tree = ast.parse(expression.strip(), mode="eval")
     except SyntaxError:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from importlib import resources
 from pathlib import Path
 
 RULE_FILE_SUFFIXES = (".yaml", ".yml")
@@ -11,7 +10,9 @@ RULE_FILE_SUFFIXES = (".yaml", ".yml")
 
 def bundled_rules_dir() -> Path:
     """The rule pack shipped with gpudoctor (inside the wheel, or ``rules/`` in a checkout)."""
-    packaged = Path(str(resources.files("gpudoctor"))) / "bundled_rules"
+    # A plain path, not importlib.resources: the wheel installs files on disk, and this is
+    # on every run's start-up path.
+    packaged = Path(__file__).resolve().parents[1] / "bundled_rules"
     if packaged.is_dir():
         return packaged
     return Path(__file__).resolve().parents[3] / "rules"
