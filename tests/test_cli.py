@@ -153,3 +153,12 @@ def test_rules_test_runs_examples(runner: CliRunner, tmp_path: Path) -> None:
     assert failed.exit_code == 1
     assert "FAIL" in failed.stdout
     assert "t-killed should not fire on: Killed" in failed.stdout
+
+
+def test_lint_one_bundled_file_is_not_a_duplicate(runner: CliRunner) -> None:
+    from gpudoctor.rulebook.files import bundled_rules_dir
+
+    target = bundled_rules_dir() / "torch-cuda-oom.yaml"
+    result = runner.invoke(main, ["rules", "lint", str(target)])
+    assert result.exit_code == 0, result.output
+    assert "1 rules checked: 0 errors" in result.stdout

@@ -8,8 +8,10 @@ Semantics rule authors rely on:
 
 * a name is a fact (``driver_version``), a capture of the rule's pattern (``requested``) or a
   ``derived`` value of the rule; unknown facts are ``None``;
-* a condition that cannot be evaluated — it names something that does not exist, or compares
-  ``None`` with a number — is **false**, never an error at run time;
+* a name nobody measured reads as ``None``: ``x == None`` holds, ``x > 3`` cannot be
+  evaluated;
+* a condition that cannot be evaluated (``None`` compared with a number, a division by zero)
+  is **false**, never an error at run time;
 * functions: ``version(x)`` (numeric version comparison), ``matched("pattern_id")`` and
   ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
   ``gib(n)``/``mib(n)`` (bytes), ``len``, ``min``, ``max``, ``abs``, ``any``, ``all``.
@@ -85,6 +87,20 @@ def names_in(expression: str) -> frozenset[str]:
     return frozenset({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} - called - bound)
 
 
+class _UnknownIsNone(dict[str, object]):
+    """A namespace in which a name nobody measured reads as ``None``."""
+
+    def __init__(self, backing: dict[str, object]) -> None:
+        super().__init__()
+        self._backing = backing
+
+    def __getitem__(self, key: str) -> object:
+        return self._backing.get(key)
+
+    def __contains__(self, key: object) -> bool:
+        return True
+
+
 class Evaluator:
     """Evaluates expressions against one namespace of facts and captures."""
 
@@ -95,7 +111,7 @@ class Evaluator:
     ) -> None:
         self._names = dict(names)
         self._functions = {**BASE_FUNCTIONS, **(functions or {})}
-        self._engine: Any = None  # simpleeval is imported on first use: most runs never need it
+        self._engine: Any = None  # simpleeval is imported on first use
 
     def set(self, name: str, value: object) -> None:
         """Add or replace one name in the namespace."""
@@ -103,19 +119,19 @@ class Evaluator:
 
     def value(self, expression: str) -> object | None:
         """The expression's value, or ``None`` when it cannot be evaluated."""
-        if not names_in(expression) <= self._names.keys():
-            return None  # it names something unknown: it cannot be evaluated
         from simpleeval import EvalWithCompoundTypes, InvalidExpression
 
         if self._engine is None:
-            self._engine = EvalWithCompoundTypes(names=self._names, functions=self._functions)
+            self._engine = EvalWithCompoundTypes(
+                names=_UnknownIsNone(self._names), functions=self._functions
+            )
         try:
             result: object = self._engine.eval(expression.strip())
-            return result
         except (InvalidExpression, TypeError, ValueError, ZeroDivisionError, AttributeError):
             return None
         except (KeyError, IndexError, OverflowError):
             return None
+        return result
 
     def holds(self, expression: str) -> bool:
         """Whether the condition is true; unknown or failing conditions are false."""

@@ -19,13 +19,16 @@ def bundled_rules_dir() -> Path:
 
 
 def rule_files(paths: Iterable[Path]) -> list[Path]:
-    """Expand directories into their rule files (sorted); files are kept as given."""
-    files: list[Path] = []
+    """Expand directories into their rule files (sorted); files are kept as given. A file
+    named twice (a directory and a file in it) is listed once."""
+    files: dict[Path, Path] = {}
     for path in paths:
         if path.is_dir():
-            files.extend(
-                sorted(p for p in path.rglob("*") if p.suffix in RULE_FILE_SUFFIXES and p.is_file())
+            found = sorted(
+                p for p in path.rglob("*") if p.suffix in RULE_FILE_SUFFIXES and p.is_file()
             )
         else:
-            files.append(path)
-    return files
+            found = [path]
+        for file in found:
+            files.setdefault(file.resolve(), file)
+    return list(files.values())
