@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -159,6 +160,7 @@ def test_lint_one_bundled_file_is_not_a_duplicate(runner: CliRunner) -> None:
     from gpudoctor.rulebook.files import bundled_rules_dir
 
     target = bundled_rules_dir() / "torch-cuda-oom.yaml"
-    result = runner.invoke(main, ["rules", "lint", str(target)])
+    relative = os.path.relpath(target)
+    result = runner.invoke(main, ["rules", "lint", relative])
     assert result.exit_code == 0, result.output
     assert "1 rules checked: 0 errors" in result.stdout

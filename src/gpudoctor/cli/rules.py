@@ -81,9 +81,11 @@ def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
     targets = _rule_paths(paths)
     context = [] if not paths else [bundled_rules_dir()]
     loaded = load_rules([*context, *targets], collect=True)
-    target_files = {str(p) for p in _expand(targets)}
-    own = [r for r in loaded.rules if r.path in target_files]
-    errors = [e for e in loaded.errors if e.location.path in target_files or not paths]
+    target_files = {p.resolve() for p in _expand(targets)}
+    own = [r for r in loaded.rules if Path(r.path).resolve() in target_files]
+    errors = [
+        e for e in loaded.errors if Path(e.location.path).resolve() in target_files or not paths
+    ]
     warnings = lint_rules(own)
     for error in errors:
         click.echo(f"{error.location}: error: {error.message}")
