@@ -32,7 +32,7 @@ after-the-crash values):
 ``smi_processes_count``                int        process rows in it (0: none listed)
 ``smi_processes``                      list[str]  "gpu 0 pid 1234 python 10789MiB"
 ``smi_process_memory_bytes_max``       int        largest memory of one listed process
-``smi_unaccounted_memory_fraction_max`` float     highest (used − memory of the processes listed
+``smi_unaccounted_memory_fraction_max`` float     highest (used - memory of the processes listed
                                                   on that GPU) / total, only when a processes
                                                   section was pasted: memory that nobody visible
                                                   holds (other containers, zombies)
@@ -58,7 +58,7 @@ _ROW = r"^[>\s]*\|"
 _MIB = r"\d+\s?MiB"
 
 TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
-    # nvidia-smi banner: "| NVIDIA-SMI 470.82.01    Driver Version: 470.82.01    CUDA Version: 11.4 |"
+    # nvidia-smi banner: "| NVIDIA-SMI 470.82.01  Driver Version: 470.82.01  CUDA Version: 11.4 |"
     PatternSpec(
         "facts/nvidia_smi_banner",
         r"Driver Version:\s*(?P<driver_version>\d+\.\d+(?:\.\d+)?)\s+CUDA Version:\s*"
@@ -118,8 +118,8 @@ TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
     # collect_env: "GPU 0: NVIDIA GeForce RTX 3090", also after "GPU models and configuration:"
     PatternSpec(
         "facts/collect_env_gpu",
-        r"(?:^\s*|configuration:\s*)GPU (?P<index>\d+): (?P<gpu_name>(?:NVIDIA|Tesla|GeForce|Quadro|TITAN)"
-        r"[^\r\n]*?)\s*(?:\(UUID: [^)]*\))?\s*$",
+        r"(?:^\s*|configuration:\s*)GPU (?P<index>\d+): "
+        r"(?P<gpu_name>(?:NVIDIA|Tesla|GeForce|Quadro|TITAN)[^\r\n]*?)\s*(?:\(UUID: [^)]*\))?\s*$",
         captures={"index": _I, "gpu_name": _S},
     ),
     # pip lines of the runtime wheel: "nvidia-cuda-runtime-cu12==12.1.105"
@@ -151,7 +151,11 @@ TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
     # nvidia-smi memory cell: "|  0%   61C  P0  58W / 180W |   7940MiB /  8112MiB |"
     PatternSpec(
         "facts/smi_memory_row",
-        _ROW + r"[^|]*(?:\d+W|N/A)[^|]*\|\s*(?P<used>" + _MIB + r")\s*/\s*(?P<total>" + _MIB
+        _ROW
+        + r"[^|]*(?:\d+W|N/A)[^|]*\|\s*(?P<used>"
+        + _MIB
+        + r")\s*/\s*(?P<total>"
+        + _MIB
         + r")\s*\|",
         captures={"used": _Z, "total": _Z},
     ),
@@ -242,11 +246,11 @@ def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
 def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
     rows = _events(hits, "facts/smi_gpu_row")
-    memory = [
-        (int(e.captures["used"]), int(e.captures["total"]))
-        for e in _events(hits, "facts/smi_memory_row")
-        if isinstance(e.captures.get("used"), int) and isinstance(e.captures.get("total"), int)
-    ]
+    memory: list[tuple[int, int]] = []
+    for event in _events(hits, "facts/smi_memory_row"):
+        used, total = event.captures.get("used"), event.captures.get("total")
+        if isinstance(used, int) and isinstance(total, int):
+            memory.append((used, total))
     if rows:
         facts["smi_gpu_count"] = len(rows)
     if memory:
@@ -279,9 +283,7 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         facts["smi_process_memory_bytes_max"] = max(held_by_gpu.values())
     if memory and (process_hits is None or process_hits.count == len(listed)):
         # Pair memory cells with GPU indices in table order; without index rows, 0..n-1.
-        indices = [
-            int(e.captures["index"]) for e in rows if isinstance(e.captures.get("index"), int)
-        ]
+        indices = [i for i in (e.captures.get("index") for e in rows) if isinstance(i, int)]
         if len(indices) != len(memory):
             indices = list(range(len(memory)))
         unaccounted = [

@@ -1,0 +1,178 @@
+"""GPU rules on whole logs: which rule ranks first, and which line is its evidence.
+
+The fixtures in ``tests/fixtures/logs/gpu/`` are written from the frameworks' message formats.
+The misleading cases matter most: a cuDNN/cuBLAS error after an OOM, an illegal access after a
+device-side assert, an NCCL error whose text is a CUDA out-of-memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.pipeline import explain_text
+from gpudoctor.report import Diagnosis, Report
+from gpudoctor.rulebook.book import RuleBook, load_rulebook
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "logs" / "gpu"
+
+
+@pytest.fixture(scope="module")
+def book() -> RuleBook:
+    return load_rulebook()
+
+
+def explain(book: RuleBook, name: str) -> Report:
+    return explain_text((FIXTURES / name).read_text(encoding="utf-8"), book, name=name)
+
+
+def first_line(diagnosis: Diagnosis) -> int | None:
+    """Line number of the first log evidence of a diagnosis."""
+    return next((e.line for e in diagnosis.evidence if e.line is not None), None)
+
+
+def line_of(name: str, needle: str) -> int:
+    lines = (FIXTURES / name).read_text(encoding="utf-8").splitlines()
+    return next(i for i, text in enumerate(lines, start=1) if needle in text)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "rule", "cause", "evidence"),
+    [
+        # cuBLAS handle creation fails after the allocator's OOM: the OOM is the cause
+        ("cublas_after_oom.log", "torch-cuda-oom", "gpu_oom", "CUDA out of memory. Tried"),
+        # TF: cuDNN handle errors after the BFC allocator's fatal OOM
+        ("tf_cudnn_handle_after_oom.log", "tf-gpu-oom", "gpu_oom", "(rounded to"),
+        # the kernel's assertion comes before the illegal access and launch failure it causes
+        (
+            "illegal_access_after_assert.log",
+            "cuda-kernel-assertion",
+            "device_side_assert",
+            "Assertion `srcIndex < srcSelectDimSize` failed",
+        ),
+        # NCCL's "unhandled cuda error" whose last error is an out-of-memory
+        ("nccl_unhandled_cuda_oom.log", "cuda-raw-oom", "gpu_oom", "Cuda failure 'out of memory'"),
+        # the CUDA context itself does not fit: someone else holds the GPU
+        (
+            "tf_ctx_retain_oom.log",
+            "cuda-context-oom",
+            "gpu_memory_held_by_other_process",
+            "cuDevicePrimaryCtxRetain: CUDA_ERROR_OUT_OF_MEMORY",
+        ),
+        (
+            "smi_busy_context_oom.log",
+            "torch-init-oom",
+            "gpu_memory_held_by_other_process",
+            "in set_device",
+        ),
+        (
+            "torch_oom_fragmentation.log",
+            "torch-oom-fragmentation",
+            "gpu_oom_fragmentation",
+            "reserved by PyTorch but unallocated",
+        ),
+        (
+            "torch_oom_other_process.log",
+            "torch-oom-other-process",
+            "gpu_memory_held_by_other_process",
+            "Process 40121 has 61.20 GiB",
+        ),
+        ("torch_oom_plain.log", "torch-cuda-oom", "gpu_oom", "CUDA out of memory"),
+        (
+            "arch_sm120.log",
+            "torch-gpu-arch-unsupported",
+            "arch_mismatch",
+            "with CUDA capability sm_120 is not compatible",
+        ),
+    ],
+)
+def test_first_cause_and_its_line(
+    book: RuleBook, fixture: str, rule: str, cause: str, evidence: str
+) -> None:
+    report = explain(book, fixture)
+    top = report.causes[0]
+    assert (top.rule, top.cause) == (rule, cause)
+    assert first_line(top) == line_of(fixture, evidence)
+
+
+def test_cascades_are_marked_explained(book: RuleBook) -> None:
+    report = explain(book, "illegal_access_after_assert.log")
+    by_rule = {d.rule: d for d in report.diagnoses}
+    assert "cuda-kernel-assertion" in by_rule["cuda-illegal-memory-access"].explained_by
+    assert by_rule["cuda-illegal-memory-access"].rank > by_rule["cuda-kernel-assertion"].rank
+    assert by_rule["cuda-async-error-advice"].role == "advice"
+
+    report = explain(book, "cublas_after_oom.log")
+    cublas = next(d for d in report.diagnoses if d.cause == "cudnn_cublas_init")
+    assert cublas.explained_by == ("torch-cuda-oom",)
+
+
+def test_plain_oom_is_not_called_fragmentation(book: RuleBook) -> None:
+    """Reserved (10.95) close to allocated (10.52 GiB): a plain OOM despite the hint."""
+    causes = [d.cause for d in explain(book, "torch_oom_plain.log").causes]
+    assert "gpu_oom_fragmentation" not in causes
+    assert "gpu_memory_held_by_other_process" not in causes
+
+
+def test_fragmentation_numbers_in_summary(book: RuleBook) -> None:
+    top = explain(book, "torch_oom_fragmentation.log").causes[0]
+    assert "11.80 GiB" in top.summary and "3.50 GiB" in top.summary
+
+
+def test_old_driver_from_collect_env_alone(book: RuleBook) -> None:
+    """torch built for CUDA 12.4 on driver 470: the vague 'CUDA unknown error' is explained."""
+    report = explain(book, "driver_old_collect_env.log")
+    assert report.facts["driver_too_old"] is True
+    assert report.causes[0].cause == "driver_cuda_mismatch"
+
+
+def test_tf_without_gpu_is_not_an_alarm(book: RuleBook) -> None:
+    report = explain(book, "tf_cpu_only_cudart.log")
+    assert all(d.confidence < 0.5 for d in report.causes)
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("RuntimeError: Expected all tensors to be on the same device, but found at least two "
+         "devices, cuda:0 and cpu!", "device_mismatch"),
+        ("E tensorflow/stream_executor/cuda/cuda_event.cc:48] Error polling for event status: "
+         "failed to query event: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was "
+         "terminated", "launch_timeout"),
+        ("Failed to initialize NVML: Driver/library version mismatch", "driver_cuda_mismatch"),
+        ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
+         "functions before calling NumCudaDevices() that might have already set an error? "
+         "Error 804: forward compatibility was attempted on non supported HW",
+         "driver_cuda_mismatch"),
+        ("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",
+         "cuda_libs_missing"),
+        ("jaxlib.xla_extension.XlaRuntimeError: RESOURCE_EXHAUSTED: Out of memory while trying "
+         "to allocate 8589934592 bytes.", "gpu_oom"),
+        ("RuntimeError: CUDA error: CUBLAS_STATUS_ALLOC_FAILED when calling "
+         "`cublasCreate(handle)`", "gpu_oom"),
+    ],
+)  # fmt: skip
+def test_single_lines(book: RuleBook, text: str, cause: str) -> None:
+    assert explain_text(text, book).causes[0].cause == cause
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "W tensorflow/core/common_runtime/bfc_allocator.cc:237] Allocator (GPU_0_bfc) ran out of "
+        "memory trying to allocate 2.39GiB with freed_by_count=0. The caller indicates that this "
+        "is not a failure, but may mean that there could be performance gains if more memory "
+        "were available.",
+        "W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic "
+        "library 'libnvinfer.so.7'; dlerror: libnvinfer.so.7: cannot open shared object file: "
+        "No such file or directory",
+        "E tensorflow/compiler/xla/stream_executor/cuda/cuda_dnn.cc:9342] Unable to register "
+        "cuDNN factory: Attempting to register factory for plugin cuDNN when one has already "
+        "been registered",
+        "export CUDA_VISIBLE_DEVICES=0,1",
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.",
+    ],
+)
+def test_near_misses_raise_no_gpu_cause(book: RuleBook, text: str) -> None:
+    assert [d for d in explain_text(text, book).causes if d.confidence >= 0.5] == []

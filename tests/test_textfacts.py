@@ -1,0 +1,126 @@
+"""Facts read from pasted nvidia-smi tables and collect_env output."""
+
+from __future__ import annotations
+
+import io
+
+from gpudoctor.logs.reader import InputStats, read_blocks
+from gpudoctor.logs.scanner import Scanner
+from gpudoctor.textfacts import TEXT_FACT_PATTERNS, facts_from_hits
+
+SMI_NEW = """\
++---------------------------------------------------------------------------------------+
+| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |
+|-----------------------------------------+----------------------+----------------------+
+| GPU  Name                 Persistence-M | Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp   Perf          Pwr:Usage/Cap |         Memory-Usage | GPU-Util  Compute M. |
+|=========================================+======================+======================|
+|   0  NVIDIA A100-SXM4-40GB          On  | 00000000:07:00.0 Off |                    0 |
+| N/A   34C    P0              58W / 400W |  30000MiB / 40960MiB |     97%      Default |
++-----------------------------------------+----------------------+----------------------+
+|   1  NVIDIA A100-SXM4-40GB          On  | 00000000:0F:00.0 Off |                    0 |
+| N/A   31C    P0              52W / 400W |   4096MiB / 40960MiB |      0%      Default |
++-----------------------------------------+----------------------+----------------------+
+
++---------------------------------------------------------------------------------------+
+| Processes:                                                                            |
+|  GPU   GI   CI        PID   Type   Process name                            GPU Memory |
+|        ID   ID                                                             Usage      |
+|=======================================================================================|
+|    0   N/A  N/A     88231      C   python3                                   10000MiB |
+|    1   N/A  N/A     88232      C   python3                                    4090MiB |
++---------------------------------------------------------------------------------------+
+"""
+
+SMI_OLD_EMPTY = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 410.48                 Driver Version: 410.48                    |
+|-------------------------------+----------------------+----------------------+
+|   0  Tesla P100-SXM2...  Off  | 00000000:05:00.0 Off |                    0 |
+| N/A   36C    P0    41W / 300W |  12799MiB / 16280MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+| Processes:                                                       GPU Memory |
+|  GPU       PID   Type   Process name                             Usage      |
+|=============================================================================|
+|  No running processes found                                                 |
++-----------------------------------------------------------------------------+
+"""
+
+COLLECT_ENV = """\
+PyTorch version: 2.4.1+cu121
+Is debug build: False
+CUDA used to build PyTorch: 12.1
+Is CUDA available: True
+CUDA runtime version: 12.1.105
+GPU models and configuration:
+GPU 0: NVIDIA GeForce RTX 3090
+GPU 1: NVIDIA GeForce RTX 3090
+Nvidia driver version: 525.60.13
+cuDNN version: Probably one of the following:
+[pip3] nvidia-cuda-runtime-cu12==12.1.105
+[pip3] torch==2.4.1+cu121
+"""
+
+
+def facts_of(text: str) -> dict[str, object]:
+    scanner = Scanner(list(TEXT_FACT_PATTERNS))
+    scanner.scan(read_blocks(io.BytesIO(text.encode()), InputStats(name="t")))
+    return facts_from_hits(scanner.hits)
+
+
+def test_new_smi_table() -> None:
+    facts = facts_of(SMI_NEW)
+    assert facts["driver_version"] == "535.104.05"
+    assert facts["driver_cuda_version"] == "12.2"
+    assert facts["gpu_names"] == ["NVIDIA A100-SXM4-40GB", "NVIDIA A100-SXM4-40GB"]
+    assert facts["smi_gpu_count"] == 2
+    assert facts["smi_gpu_memory_used_bytes"] == [30000 << 20, 4096 << 20]
+    assert facts["smi_gpu_memory_used_fraction_max"] == round(30000 / 40960, 4)
+    assert facts["smi_processes_table"] is True
+    assert facts["smi_processes_count"] == 2
+    assert facts["smi_processes"] == [
+        "gpu 0 pid 88231 python3 10000MiB",
+        "gpu 1 pid 88232 python3 4090MiB",
+    ]
+    assert facts["smi_process_memory_bytes_max"] == 10000 << 20
+    # GPU 0: 30000 used, 10000 listed -> 20000 of 40960 nobody visible holds
+    assert facts["smi_unaccounted_memory_fraction_max"] == round(20000 / 40960, 4)
+
+
+def test_old_smi_table_with_no_processes() -> None:
+    facts = facts_of(SMI_OLD_EMPTY)
+    assert facts["driver_version"] == "410.48"
+    assert "driver_cuda_version" not in facts
+    assert facts["gpu_names"] == ["Tesla P100-SXM2"]
+    assert facts["smi_processes_table"] is True
+    assert facts["smi_processes_count"] == 0
+    assert facts["smi_unaccounted_memory_fraction_max"] == round(12799 / 16280, 4)
+
+
+def test_collect_env() -> None:
+    facts = facts_of(COLLECT_ENV)
+    assert facts["torch_version"] == "2.4.1+cu121"
+    assert facts["torch_cuda_version"] == "12.1"
+    assert facts["driver_version"] == "525.60.13"
+    assert facts["cuda_toolkit_version"] == "12.1.105"
+    assert facts["gpu_names"] == ["NVIDIA GeForce RTX 3090", "NVIDIA GeForce RTX 3090"]
+    assert facts["cuda_runtime_versions"] == ["12.1"]
+    assert "smi_processes_table" not in facts
+
+
+def test_single_line_gpu_and_torch_messages() -> None:
+    facts = facts_of(
+        "GPU models and configuration: GPU 0: NVIDIA GeForce RTX 4090\n"
+        "NVIDIA GeForce RTX 5090 with CUDA capability sm_120 is not compatible with the current"
+        " PyTorch installation.\n"
+        "RuntimeError: The NVIDIA driver on your system is too old (found version 11040).\n"
+        "NVRM version: NVIDIA UNIX x86_64 Kernel Module  460.80  Fri May  7 06:55:54 UTC 2021\n"
+    )
+    assert facts["gpu_names"] == ["NVIDIA GeForce RTX 4090"]
+    assert facts["gpu_compute_capabilities"] == ["12.0"]
+    assert facts["driver_cuda_version"] == "11.4"
+    assert facts["driver_version"] == "460.80"
+
+
+def test_no_facts_from_ordinary_lines() -> None:
+    assert facts_of("epoch 1 loss 0.3 | mem 12000MiB / 24000MiB |\nCUDA_VISIBLE_DEVICES=0\n") == {}
