@@ -166,8 +166,16 @@ def test_healthy_run_with_routine_overflow_and_nccl_info_is_quiet(book: RuleBook
             "nccl-shm-segment-failed",
             "shm_exhausted",
         ),
-        ("Process finished with exit code -1073741819 (0xC0000005)", "process-segfault", "segfault_native"),
-        ("            HW Power Brake Slowdown       : Active", "gpu-thermal-power", "thermal_power"),
+        (
+            "Process finished with exit code -1073741819 (0xC0000005)",
+            "process-segfault",
+            "segfault_native",
+        ),
+        (
+            "            HW Power Brake Slowdown       : Active",
+            "gpu-thermal-power",
+            "thermal_power",
+        ),
     ],
 )
 def test_single_message_formats(book: RuleBook, text: str, rule: str, cause: str) -> None:
