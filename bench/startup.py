@@ -1,33 +1,84 @@
-"""Start-up cost: ``gpudoctor explain`` on a 5 KB log next to the bare interpreter start.
+"""Start-up cost: ``gpudoctor explain`` and ``gpudoctor check`` next to the bare interpreter
+start and to ``python -m torch.utils.collect_env``.
 
-Usage: ``python bench/startup.py [--repeat 15]``. Times, in the same run and with the same
-interpreter, ``python -c pass`` and ``gpudoctor explain small.log`` (median of the repeats), and
-prints both and their ratio. Figures are printed, never asserted.
+Usage: ``python bench/startup.py [--repeat 15] [--repeat-env 3]``. Times, in the same run and
+with the same interpreter (median of the repeats):
+
+* ``python -c pass`` and ``gpudoctor explain small.log`` (a 5 KB log), and their ratio;
+* ``gpudoctor check`` and ``python -m torch.utils.collect_env`` (which imports torch and runs
+  nvidia-smi, pip and conda), and their ratio: ``check`` targets at most 0.05x collect_env.
+
+The comparison with collect_env needs torch importable by this interpreter; without it the
+comparison is skipped with a hint (``pip install torch==2.13.0`` installs a CPU wheel).
+gpudoctor's modules are byte-compiled first, as an installed wheel is, so that the figures do
+not include compiling sources. Figures are printed, never asserted.
 """
 
 from __future__ import annotations
 
 import argparse
+import compileall
+import importlib.util
 import sys
 import tempfile
 from pathlib import Path
 
 from _common import gpudoctor_command, run_timed, write_training_log
 
+CHECK_TARGET = 0.05
 
-def main() -> None:
-    """Run both commands repeatedly and print the medians and the ratio."""
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--repeat", type=int, default=15)
-    args = parser.parse_args()
+
+def _precompile() -> None:
+    spec = importlib.util.find_spec("gpudoctor")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        compileall.compile_dir(location, quiet=1)
+
+
+def _startup(repeat: int) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "small.log"
         write_training_log(log, 5_000)
-        bare, _ = run_timed([sys.executable, "-c", "pass"], args.repeat)
-        explain, code = run_timed([*gpudoctor_command(), "explain", str(log)], args.repeat)
+        bare, _ = run_timed([sys.executable, "-c", "pass"], repeat)
+        explain, code = run_timed([*gpudoctor_command(), "explain", str(log)], repeat)
         print(f"python -c pass:          {bare * 1000:6.1f} ms")
         print(f"gpudoctor explain (5 KB): {explain * 1000:6.1f} ms (exit {code})")
         print(f"ratio: {explain / bare:.1f}x the bare interpreter start")
+
+
+def _check_vs_collect_env(repeat: int, repeat_env: int) -> None:
+    check_cmd = [*gpudoctor_command(), "check", "--format", "json"]
+    run_timed(check_cmd, 1)  # warm the file-system cache
+    check, code = run_timed(check_cmd, repeat)
+    print(f"gpudoctor check:          {check * 1000:6.1f} ms (exit {code}; 0/1 = ran)")
+    if code not in (0, 1, 3):
+        print("  (gpudoctor check did not run: is the check command registered?)")
+    if importlib.util.find_spec("torch") is None:
+        print(
+            "torch.utils.collect_env: skipped, torch is not importable by "
+            f"{sys.executable}; install it for the comparison: "
+            f"{sys.executable} -m pip install torch==2.13.0 (a local CPU wheel on this machine)"
+        )
+        return
+    env_cmd = [sys.executable, "-m", "torch.utils.collect_env"]
+    run_timed(env_cmd, 1)
+    collect_env, env_code = run_timed(env_cmd, repeat_env)
+    print(f"python -m torch.utils.collect_env: {collect_env * 1000:6.1f} ms (exit {env_code})")
+    ratio = check / collect_env
+    verdict = "within" if ratio <= CHECK_TARGET else "ABOVE"
+    print(f"ratio: check is {ratio:.3f}x collect_env ({verdict} the {CHECK_TARGET}x target)")
+
+
+def main() -> None:
+    """Run the commands repeatedly and print the medians and the ratios."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=15)
+    parser.add_argument(
+        "--repeat-env", type=int, default=3, help="repeats of collect_env (seconds each)"
+    )
+    args = parser.parse_args()
+    _precompile()
+    _startup(args.repeat)
+    _check_vs_collect_env(args.repeat, args.repeat_env)
 
 
 if __name__ == "__main__":

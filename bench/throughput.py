@@ -19,7 +19,6 @@ import tempfile
 from pathlib import Path
 
 from _common import gpudoctor_command, have, peak_rss_of, run_timed, write_training_log
-
 from gpudoctor.rulebook.book import load_rulebook
 
 _ERE_REWRITES = [

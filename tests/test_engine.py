@@ -28,11 +28,23 @@ def explain(book: RuleBook, *names: str, facts: dict[str, object] | None = None)
 def test_root_outranks_the_cascade_it_explains(book: RuleBook) -> None:
     report = explain(book, "assert-then-illegal.log")
     causes = report.causes
-    assert [d.rule for d in causes] == ["t-device-assert", "t-illegal-access"]
-    assert causes[0].evidence[0].line == 3
+    assert [d.rule for d in causes] == ["t-kernel-assertion", "t-illegal-access"]
     illegal = causes[1]
-    assert illegal.explained_by == ("t-device-assert",)
+    # explained by t-device-assert, which was merged into t-kernel-assertion (same cause)
+    assert illegal.explained_by == ("t-kernel-assertion",)
     assert illegal.confidence == pytest.approx(0.45)  # 0.9 halved: explained by the assert
+
+
+def test_same_cause_explained_finding_is_merged_into_its_explainer(book: RuleBook) -> None:
+    (assertion,) = [
+        d
+        for d in explain(book, "assert-then-illegal.log").causes
+        if d.cause == "device_side_assert"
+    ]
+    assert assertion.rule == "t-kernel-assertion"
+    assert assertion.confidence == pytest.approx(0.95)
+    assert [e.line for e in assertion.evidence] == [2, 3]  # its own line, then the merged one
+    assert assertion.summary == "The kernel checked t >= 0 && t < n_classes and it was false."
 
 
 def test_advice_is_never_a_cause(book: RuleBook) -> None:
@@ -90,6 +102,7 @@ def test_earlier_event_wins_between_equal_roots(book: RuleBook, tmp_path: Path) 
     )
     # The assert explains illegal_memory_access, so it still leads: causality over time.
     assert [d.rule for d in report.causes] == ["t-device-assert", "t-illegal-access"]
+    assert report.causes[0].evidence[0].line == 2
 
 
 def test_facts_only_rule_with_adjustment(book: RuleBook) -> None:

@@ -183,7 +183,7 @@ def _finding(
 
 
 def _template_names(rule: Rule) -> set[str]:
-    names = set()
+    names: set[str] = set()
     for template in (rule.summary, rule.explanation, *rule.fix):
         try:
             names.update(field for _, field, _, _ in _formatter.parse(template) if field)
@@ -206,6 +206,7 @@ def rank(findings: Sequence[Finding]) -> list[Diagnosis]:
     """Merge confirmations, mark explained findings and order them (see module doc)."""
     findings = _merge_confirmations(list(findings))
     _mark_explained(findings)
+    findings = _merge_same_cause(findings)
 
     def key(f: Finding) -> tuple[int, float, tuple[int, int], int, str]:
         tier = 2 if f.rule.role is Role.ADVICE else (1 if f.explained_by else 0)
@@ -255,6 +256,35 @@ def _mark_explained(findings: list[Finding]) -> None:
             finding.confidence *= EXPLAINED_FACTOR
 
 
+def _merge_same_cause(findings: list[Finding]) -> list[Finding]:
+    """Fold a finding explained by a rule of its own cause into that rule's diagnosis: one
+    cause, one diagnosis, with all its evidence (the kernel's assertion line and PyTorch's
+    "device-side assert triggered" are the same failure)."""
+    by_id = {f.rule.id: f for f in findings}
+    kept = []
+    merged_into: dict[str, str] = {}
+    for finding in findings:
+        parents = [
+            by_id[rule_id]
+            for rule_id in finding.explained_by
+            if rule_id in by_id and by_id[rule_id].rule.cause == finding.rule.cause
+        ]
+        if not parents or finding.rule.role is Role.ADVICE:
+            kept.append(finding)
+            continue
+        parent = max(parents, key=lambda f: f.confidence)
+        parent.events = sorted([*parent.events, *finding.events], key=lambda e: e.order)
+        parent.matches += finding.matches
+        for name, value in finding.values.items():
+            parent.values.setdefault(name, value)
+        merged_into[finding.rule.id] = parent.rule.id
+    for finding in kept:  # "explained by" names the diagnoses that remain
+        finding.explained_by = list(
+            dict.fromkeys(merged_into.get(rule_id, rule_id) for rule_id in finding.explained_by)
+        )
+    return kept
+
+
 def _explains_back(finding: Finding, other: Finding) -> bool:
     return other.rule.id in finding.rule.explains or other.rule.cause in finding.rule.explains
 
@@ -284,9 +314,22 @@ def _diagnosis(rank_no: int, finding: Finding) -> Diagnosis:
 
 
 def _pick_evidence(events: list[Event]) -> list[Event]:
+    """At most :data:`MAX_EVIDENCE` lines, in reading order: the first line of each pattern
+    that matched (so merged and confirming rules show), then the earliest others."""
     if len(events) <= MAX_EVIDENCE:
         return events
-    return [*events[: MAX_EVIDENCE - 1], events[-1]]
+    chosen: list[Event] = []
+    seen: set[str] = set()
+    for event in events:
+        if event.key not in seen and len(chosen) < MAX_EVIDENCE:
+            seen.add(event.key)
+            chosen.append(event)
+    for event in events:
+        if len(chosen) >= MAX_EVIDENCE:
+            break
+        if event not in chosen:
+            chosen.append(event)
+    return sorted(chosen, key=lambda e: e.order)
 
 
 class _TemplateFormatter(string.Formatter):

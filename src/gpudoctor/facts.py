@@ -53,3 +53,12 @@ def _plain(value: object) -> FactValue:
     if isinstance(value, (list, tuple)):
         return [_plain(v) for v in value]
     return str(value)
+
+
+def known_fact_names() -> frozenset[str]:
+    """Every fact name some source can produce (for ``rules lint``)."""
+    from gpudoctor.compat import COMPAT_FACT_NAMES
+    from gpudoctor.snapshot import FACT_NAMES
+    from gpudoctor.textfacts import text_fact_names
+
+    return frozenset(FACT_NAMES) | frozenset(COMPAT_FACT_NAMES) | text_fact_names()

@@ -296,6 +296,30 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
+COMPUTED_FACT_NAMES = (
+    "gpu_names",
+    "gpu_compute_capabilities",
+    "cuda_runtime_versions",
+    "driver_cuda_version",
+    "smi_gpu_count",
+    "smi_gpu_memory_used_bytes",
+    "smi_gpu_memory_total_bytes",
+    "smi_gpu_memory_used_fraction_max",
+    "smi_processes_table",
+    "smi_processes_count",
+    "smi_processes",
+    "smi_process_memory_bytes_max",
+    "smi_unaccounted_memory_fraction_max",
+)
+"""Facts computed from several captures (besides the captures' own names)."""
+
+
+def text_fact_names() -> frozenset[str]:
+    """Every fact name pasted text can produce."""
+    captured = {name for spec in TEXT_FACT_PATTERNS for name in spec.captures}
+    return frozenset(captured | set(COMPUTED_FACT_NAMES))
+
+
 def facts_from_hits(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     """Facts captured by :data:`TEXT_FACT_PATTERNS` (see the module doc for each name).
 

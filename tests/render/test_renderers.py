@@ -63,22 +63,22 @@ def test_json_follows_the_contract() -> None:
     ]
     first = data["diagnoses"][0]
     assert first["rank"] == 1
-    assert first["rule"] == "t-device-assert"
+    assert first["rule"] == "t-kernel-assertion"
     assert first["cause"] == "device_side_assert"
     assert first["role"] == "root"
     assert first["severity"] == "error"
-    assert first["confidence"] == 0.9
-    assert first["evidence"] == [
-        {
-            "source": "assert-then-illegal.log",
-            "line": 3,
-            "text": "RuntimeError: CUDA error: device-side assert triggered",
-        }
-    ]
-    assert first["fix"] == ["Run on CPU to see the failing index."]
-    assert first["references"] == ["https://example.org/dsa"]
+    assert first["confidence"] == 0.95
+    assert [e["line"] for e in first["evidence"]] == [2, 3]
+    assert first["evidence"][1] == {
+        "source": "assert-then-illegal.log",
+        "line": 3,
+        "text": "RuntimeError: CUDA error: device-side assert triggered",
+    }
+    assert first["facts"] == {"condition": "t >= 0 && t < n_classes"}
+    assert first["fix"] == ["Check the labels."]
+    assert first["references"] == ["https://example.org/assert"]
     assert [d["rule"] for d in data["diagnoses"]] == [
-        "t-device-assert",
+        "t-kernel-assertion",
         "t-illegal-access",
         "t-async-advice",
     ]

@@ -1,10 +1,10 @@
 """The scanner: one pass over the blocks of every input, applying every pattern at once.
 
-Patterns are RE2 regular expressions (google-re2), matched against one line at a time, which
-run in time linear in the input whatever the pattern, so no rule can make a scan backtrack catastrophically. Each block goes
-first through one RE2 *set* holding every pattern, which says in a single pass which patterns
-occur in the block at all; only those are then searched line by line for their matches and
-captures. Lines that match nothing are never decoded.
+Patterns are RE2 regular expressions (google-re2), matched against one line at a time; RE2
+runs in time linear in the input whatever the pattern, so no rule can make a scan backtrack
+catastrophically. Each block goes first through one RE2 *set* holding every pattern, which
+says in a single pass which patterns occur in the block at all; only those are then searched
+line by line for their matches and captures. Lines that match nothing are never decoded.
 
 A match becomes an :class:`Event` with the source, the line number, the decoded line and the
 typed captures. The scanner keeps the first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST`

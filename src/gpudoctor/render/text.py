@@ -43,9 +43,9 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
         out.line()
         out.line("Hints", "bold")
         for hint in advice:
-            _wrapped(out, f"- {hint.title}: {hint.summary}", width, "  ")
+            _wrapped(out, f"- {hint.title}: {hint.summary}", width, "  ", hang=2)
             for step in hint.fix:
-                _wrapped(out, f"  · {step}", width, "    ")
+                _wrapped(out, f"· {step}", width, "    ", hang=2)
     return out
 
 

@@ -93,5 +93,3 @@ def store(key: str, rules: tuple[Rule, ...]) -> None:
         os.replace(tmp.name, folder / f"rules-{key}.pickle")
     except OSError:
         return
-
-

@@ -378,7 +378,8 @@ def lint_rules(rules: Sequence[Rule]) -> list[LintWarning]:
             warnings.append(
                 LintWarning(
                     top,
-                    f"summary uses {names}, which no pattern captures and no derived defines "
+                    f"summary uses {names}, which no pattern captures, no derived defines and no "
+                    "fact source produces "
                     '(it would print "?")',
                 )
             )
@@ -417,7 +418,9 @@ def _pattern_warnings(pattern: Pattern, where: SourceLocation) -> list[LintWarni
 
 
 def _undefined_template_names(rule: Rule) -> set[str]:
-    defined = set(rule.derived)
+    from gpudoctor.facts import known_fact_names
+
+    defined = set(rule.derived) | known_fact_names()
     for pattern in rule.patterns:
         defined |= set(_NAMED_GROUP.findall(pattern.regex))
     used: set[str] = set()
