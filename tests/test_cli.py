@@ -101,13 +101,18 @@ def test_markdown_redacts(runner: CliRunner, tmp_path: Path) -> None:
 
 
 def test_user_rules_are_added(runner: CliRunner, tmp_path: Path) -> None:
+    examples = Path(__file__).parents[1] / "examples" / "rules"
     log = tmp_path / "t.log"
-    log.write_text("Out of memory: Killed process 99 (python)\n")
+    log.write_text("saving checkpoint\nOSError: [Errno 28] No space left on device\n")
+    plain = runner.invoke(main, ["explain", "--format", "json", str(log)])
+    assert "warn-checkpoint-disk-full" not in plain.stdout
     result = runner.invoke(
-        main, ["explain", "--rules", str(RANKING_RULES), "--format", "json", str(log)]
+        main, ["explain", "--rules", str(examples), "--format", "json", str(log)]
     )
     assert result.exit_code == 0
-    assert "t-oom-kill" in [d["rule"] for d in json.loads(result.stdout)["diagnoses"]]
+    first = json.loads(result.stdout)["diagnoses"][0]
+    assert first["rule"] == "warn-checkpoint-disk-full"
+    assert first["evidence"][0]["line"] == 2
 
 
 def test_invalid_user_rules_exit_2_with_locations(runner: CliRunner, tmp_path: Path) -> None:
@@ -137,13 +142,13 @@ def test_rules_lint(runner: CliRunner) -> None:
     assert "unknown-key.yaml:4:1: error: unknown key" in bad.stdout
     good = runner.invoke(main, ["rules", "lint", str(RANKING_RULES)])
     assert good.exit_code == 0
-    assert "8 rules checked: 0 errors" in good.stdout
+    assert "9 rules checked: 0 errors" in good.stdout
 
 
 def test_rules_test_runs_examples(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(main, ["rules", "test", str(RANKING_RULES)])
     assert result.exit_code == 0
-    assert result.stdout.strip().endswith("16 passed, 0 failed")
+    assert result.stdout.strip().endswith("18 passed, 0 failed")
     broken = tmp_path / "t-killed.yaml"
     broken.write_text(
         (RANKING_RULES / "t-killed.yaml")

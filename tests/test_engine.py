@@ -63,6 +63,14 @@ def test_confirmation_merges_into_its_root(book: RuleBook) -> None:
     assert diagnosis.notes == ("confirmed by t-oom-kill: Kernel OOM killer",)
 
 
+def test_confirmations_of_one_cause_count_once(book: RuleBook) -> None:
+    (diagnosis,) = explain(book, "killed-two-confirmations.log").causes
+    assert diagnosis.rule == "t-killed"
+    assert diagnosis.confidence == pytest.approx(0.8)  # one boost, not two
+    assert [e.line for e in diagnosis.evidence] == [1, 2, 3]
+    assert diagnosis.notes == ("confirmed by t-oom-kill: Kernel OOM killer",)
+
+
 def test_confirmation_stands_alone_without_its_root(book: RuleBook, tmp_path: Path) -> None:
     log = tmp_path / "dmesg.log"
     log.write_text("Out of memory: Killed process 77 (python)\n")

@@ -10,6 +10,11 @@ names what killed the job. It starts at the rule's prior ``confidence``, moves b
 also fired (halfway to 1) and halved when another firing rule ``explains`` it. Read it as:
 ≥ 0.8 the cause, with little doubt; 0.5-0.8 likely; below 0.5 a lead worth checking.
 
+Merging. Confirmations of one cause count once: they are gathered into the strongest of them,
+which then confirms the strongest root of that cause (or stands alone). A finding explained by
+a rule of its own cause (PyTorch's "device-side assert triggered" after the kernel's assertion
+line) is folded into that rule's diagnosis: one cause, one diagnosis, all its evidence.
+
 Ranking, in this order of keys:
 
 1. tier — causes that nothing else explains; then diagnoses explained by another firing rule
@@ -217,27 +222,47 @@ def rank(findings: Sequence[Finding]) -> list[Diagnosis]:
 
 
 def _merge_confirmations(findings: list[Finding]) -> list[Finding]:
-    kept: list[Finding] = []
-    confirmations = [f for f in findings if f.rule.role is Role.CONFIRMATION]
+    """Fold confirmations into a root (or cascade) of their cause, one boost per cause.
+
+    Confirmations of one cause are first gathered into the strongest of them (the kernel's
+    oom-kill line and the cgroup's oom_kill counter are one piece of evidence, not two); that
+    group then raises the strongest root of the same cause halfway to 1, or stands alone.
+    """
     others = [f for f in findings if f.rule.role is not Role.CONFIRMATION]
-    for confirmation in confirmations:
+    groups: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.rule.role is Role.CONFIRMATION:
+            groups.setdefault(finding.rule.cause, []).append(finding)
+    kept: list[Finding] = []
+    for cause, group in groups.items():
+        lead = max(group, key=lambda f: f.confidence)
+        for extra in group:
+            if extra is not lead:
+                _absorb(lead, extra)
         targets = [
-            f
-            for f in others
-            if f.rule.cause == confirmation.rule.cause and f.rule.role in (Role.ROOT, Role.CASCADE)
+            f for f in others if f.rule.cause == cause and f.rule.role in (Role.ROOT, Role.CASCADE)
         ]
         if not targets:
-            kept.append(confirmation)
+            kept.append(lead)
             continue
         target = max(targets, key=lambda f: f.confidence)
         target.confidence += (1.0 - target.confidence) * 0.5
-        target.events = sorted([*target.events, *confirmation.events], key=lambda e: e.order)
-        target.matches += confirmation.matches
-        target.fact_evidence.extend(confirmation.fact_evidence)
-        target.notes.append(f"confirmed by {confirmation.rule.id}: {confirmation.rule.title}")
-        for name, value in confirmation.values.items():
-            target.values.setdefault(name, value)
+        _absorb(target, lead)
+        target.notes.append(f"confirmed by {lead.rule.id}: {lead.rule.title}")
     return others + kept
+
+
+def _absorb(target: Finding, other: Finding) -> None:
+    """Add another finding's evidence and values to ``target``."""
+    target.events = sorted([*target.events, *other.events], key=lambda e: e.order)
+    target.matches += other.matches
+    known = {(e.fact, repr(e.value)) for e in target.fact_evidence}
+    target.fact_evidence.extend(
+        e for e in other.fact_evidence if (e.fact, repr(e.value)) not in known
+    )
+    target.notes.extend(n for n in other.notes if n not in target.notes)
+    for name, value in other.values.items():
+        target.values.setdefault(name, value)
 
 
 def _mark_explained(findings: list[Finding]) -> None:
@@ -273,10 +298,7 @@ def _merge_same_cause(findings: list[Finding]) -> list[Finding]:
             kept.append(finding)
             continue
         parent = max(parents, key=lambda f: f.confidence)
-        parent.events = sorted([*parent.events, *finding.events], key=lambda e: e.order)
-        parent.matches += finding.matches
-        for name, value in finding.values.items():
-            parent.values.setdefault(name, value)
+        _absorb(parent, finding)
         merged_into[finding.rule.id] = parent.rule.id
     for finding in kept:  # "explained by" names the diagnoses that remain
         finding.explained_by = list(

@@ -159,6 +159,7 @@ COMMANDS = {
     "diagnose": "gpudoctor.cli.machine:diagnose",
     "snapshot": "gpudoctor.cli.machine:snapshot",
     "rules": "gpudoctor.cli.rules:rules",
+    "check": "gpudoctor.cli.check:check",
 }
 
 

@@ -1,7 +1,8 @@
 """GitHub Actions rendering of a ``gpudoctor check`` report: workflow commands.
 
-A failed check becomes ``::error title=...::message``, a warning ``::warning``, a skip or
-a passing check with advice ``::notice``; other passes are plain log lines. The message is
+A failed check becomes ``::error title=...::message``, a warning ``::warning``, a passing
+check with advice (persistence mode off) ``::notice``; other passes and skips are plain log
+lines, so a CPU-only runner is not covered in annotations. The message is
 the reason and the fix. Escaping follows GitHub's toolkit (``@actions/core`` command.ts):
 in the message ``%``, ``\\r``, ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a property value
 ``:`` and ``,`` also become ``%3A`` and ``%2C``.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 from gpudoctor.check.model import CheckReport, CheckResult, Status
 
-_COMMANDS = {Status.FAIL: "error", Status.WARN: "warning", Status.SKIP: "notice"}
+_COMMANDS = {Status.FAIL: "error", Status.WARN: "warning"}
 
 
 def escape_data(text: str) -> str:
@@ -26,11 +27,11 @@ def escape_property(text: str) -> str:
 
 def _line(result: CheckResult) -> str:
     command = _COMMANDS.get(result.status)
-    if command is None and result.fix:
+    if command is None and result.status is Status.PASS and result.fix:
         command = "notice"
     if command is None:
         return f"{result.status.value}: {result.id}: {result.reason}"
-    title = f"gpudoctor check {result.id} ({result.status.value}) - {result.title}"
+    title = f"gpudoctor check {result.id}: {result.title}"
     message = result.reason + (f"\nFix: {result.fix}" if result.fix else "")
     return f"::{command} title={escape_property(title)}::{escape_data(message)}"
 

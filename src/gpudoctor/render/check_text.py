@@ -34,11 +34,8 @@ def _source_line(report: CheckReport) -> str:
     source = report.source
     where = "this machine" if source.kind == "live" else f"snapshot {source.path or '?'}"
     host = f" ({source.hostname})" if source.hostname else ""
-    backend = (
-        f", NVML {source.nvml_backend}"
-        if source.nvml_backend and source.nvml_backend != "nvml"
-        else ""
-    )
+    fake = source.kind == "live" and (source.nvml_backend or "").startswith("fake:")
+    backend = f", NVML {source.nvml_backend}" if fake else ""
     return f"gpudoctor check: {where}{host}{backend}"
 
 
