@@ -11,20 +11,15 @@ capability. A cubin (SASS) for the GPU or PTX the driver can JIT passes; neither
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpudoctor.check.context import CheckContext
 from gpudoctor.check.model import CheckResult, Status, worst
-from gpudoctor.compat.archs import ArchList, ArchStatus, arch_supported, parse_compute_capability
-from gpudoctor.compat.frameworks import (
-    flavour_cuda_version,
-    jax_plugin_for,
-    torch_builds_supporting,
-    torch_compiled_archs,
-    torch_cuda_flavour,
-)
-from gpudoctor.compat.gpus import compute_capability_for_gpu
 from gpudoctor.snapshot.model import FrameworkInfo, GpuInfo
 from gpudoctor.units import Version, parse_version
+
+if TYPE_CHECKING:
+    from gpudoctor.compat import ArchList
 
 CHECK_ID = "gpu-arch"
 TITLE = "GPU architectures covered by the frameworks"
@@ -50,6 +45,8 @@ class _GpuGroup:
 
 
 def _gpu_groups(gpus: tuple[GpuInfo, ...]) -> tuple[list[_GpuGroup], list[str]]:
+    from gpudoctor.compat import compute_capability_for_gpu, parse_compute_capability
+
     groups: dict[tuple[str, str], list[int]] = {}
     unknown: list[str] = []
     for gpu in gpus:
@@ -64,6 +61,8 @@ def _gpu_groups(gpus: tuple[GpuInfo, ...]) -> tuple[list[_GpuGroup], list[str]]:
 
 
 def _torch_archs(fw: FrameworkInfo) -> tuple[ArchList | None, str]:
+    from gpudoctor.compat import flavour_cuda_version, torch_compiled_archs, torch_cuda_flavour
+
     version = fw.version or ""
     official = torch_cuda_flavour(version)
     built = parse_version(fw.cuda_version or "")
@@ -80,6 +79,8 @@ def _torch_archs(fw: FrameworkInfo) -> tuple[ArchList | None, str]:
 
 
 def _framework_archs(fw: FrameworkInfo) -> tuple[ArchList | None, str]:
+    from gpudoctor.compat import ArchList
+
     if fw.name == "torch":
         return _torch_archs(fw)
     label = f"{fw.name} {fw.version or ''}".strip()
@@ -90,6 +91,8 @@ def _framework_archs(fw: FrameworkInfo) -> tuple[ArchList | None, str]:
 
 
 def _judge_archs(label: str, archs: ArchList, group: _GpuGroup, driver: Version | None) -> _Item:
+    from gpudoctor.compat import ArchStatus, arch_supported, torch_builds_supporting
+
     verdict = arch_supported(group.cc, archs, driver=driver)
     where = f"{label} on {group.label}"
     if verdict.status is ArchStatus.NATIVE:
@@ -116,6 +119,8 @@ def _judge_archs(label: str, archs: ArchList, group: _GpuGroup, driver: Version 
 
 
 def _jax_items(fw: FrameworkInfo, groups: list[_GpuGroup]) -> list[_Item]:
+    from gpudoctor.compat import jax_plugin_for, parse_compute_capability
+
     items: list[_Item] = []
     for dist in (fw.distribution or "").split(","):
         plugin = jax_plugin_for(dist) if dist else None

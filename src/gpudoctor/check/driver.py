@@ -10,27 +10,31 @@ fails, a runtime newer than the tables warns.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpudoctor.check.context import CheckContext
 from gpudoctor.check.model import CheckResult, Status, worst
-from gpudoctor.compat.driver import RuntimeStatus, RuntimeSupport, driver_supports_runtime
 from gpudoctor.snapshot.model import VersionsInfo
 from gpudoctor.units import Version, parse_version
+
+if TYPE_CHECKING:
+    from gpudoctor.compat import RuntimeSupport
 
 CHECK_ID = "driver-runtime"
 TITLE = "Driver supports the installed CUDA runtimes"
 
-_STATUS = {
-    RuntimeStatus.FULL: Status.PASS,
-    RuntimeStatus.MINOR_VERSION_COMPAT: Status.WARN,
-    RuntimeStatus.UNSUPPORTED: Status.FAIL,
-    RuntimeStatus.UNKNOWN: Status.WARN,
+# Keyed by RuntimeStatus values (a str enum), so that compat loads only when a runtime is judged.
+_STATUS: dict[str, Status] = {
+    "full": Status.PASS,
+    "minor_version_compat": Status.WARN,
+    "unsupported": Status.FAIL,
+    "unknown": Status.WARN,
 }
-_WORDS = {
-    RuntimeStatus.FULL: "full support",
-    RuntimeStatus.MINOR_VERSION_COMPAT: "minor-version compatibility only",
-    RuntimeStatus.UNSUPPORTED: "not supported",
-    RuntimeStatus.UNKNOWN: "unknown",
+_WORDS: dict[str, str] = {
+    "full": "full support",
+    "minor_version_compat": "minor-version compatibility only",
+    "unsupported": "not supported",
+    "unknown": "unknown",
 }
 
 
@@ -100,6 +104,8 @@ def check_driver_runtime(ctx: CheckContext) -> CheckResult:
             f"The driver version is unknown ({why}); cannot judge CUDA "
             f"{', '.join(str(r.version) for r in runtimes)}.",
         )
+    from gpudoctor.compat import driver_supports_runtime
+
     driver_cuda = parse_version(driver.cuda_driver_version or "")
     verdicts: list[tuple[InstalledRuntime, RuntimeSupport]] = [
         (

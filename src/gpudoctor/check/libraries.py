@@ -14,12 +14,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from gpudoctor.check.context import CheckContext
 from gpudoctor.check.model import CheckResult, Status, worst
-from gpudoctor.compat.packages import cuda_major_conflicts
 from gpudoctor.snapshot.model import VersionsInfo
 from gpudoctor.units import parse_version
+
+if TYPE_CHECKING:
+    pass
 
 #: Wheel component → the library file base name it ships.
 _LIBRARIES = {
@@ -46,6 +49,8 @@ def check_cuda_majors(ctx: CheckContext) -> CheckResult:
     packages = ctx.snapshot.versions.cuda_packages
     if not packages:
         return CheckResult(check_id, title, Status.PASS, "No NVIDIA CUDA wheels are installed.")
+    from gpudoctor.compat import cuda_major_conflicts
+
     conflicts = cuda_major_conflicts([(p.name, p.version) for p in packages])
     if not conflicts:
         majors = sorted({p.cuda_major for p in packages if p.cuda_major is not None})

@@ -14,14 +14,16 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
 
 import click
 
 from gpudoctor import __version__
 from gpudoctor.errors import GpudoctorError, RuleErrors
-from gpudoctor.report import Report
-from gpudoctor.rulebook.book import RuleBook, load_rulebook
+
+if TYPE_CHECKING:
+    from gpudoctor.report import Report
+    from gpudoctor.rulebook.book import RuleBook
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_NO_INPUT = 0, 1, 2, 3
 SEVERITY_ORDER = ("info", "warning", "error", "critical")
@@ -34,6 +36,8 @@ def fail(message: str, code: int) -> NoReturn:
 
 
 def load_book(rule_dirs: Sequence[Path]) -> RuleBook:
+    from gpudoctor.rulebook.book import load_rulebook
+
     try:
         return load_rulebook(rule_dirs)
     except RuleErrors as exc:

@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from gpudoctor import __version__
-from gpudoctor.snapshot.fake_nvml import ENV_VAR, FakeNvml, ScenarioProcesses
 from gpudoctor.snapshot.gpus import collect_gpus
 from gpudoctor.snapshot.host import collect_host
 from gpudoctor.snapshot.kernel_reader import KernelLogReader, collect_kernel_log, lines_reader
@@ -34,7 +33,8 @@ from gpudoctor.snapshot.nvml import NvmlSession, real_session
 from gpudoctor.snapshot.processes import ProcessInspector, inspect_process
 from gpudoctor.snapshot.versions import collect_environment, collect_versions
 
-FAKE_NVML_ENV = ENV_VAR
+FAKE_NVML_ENV = "GPUDOCTOR_FAKE_NVML"
+"""Names a fake NVML scenario to use instead of the real library (tests, demos)."""
 
 
 def collect_snapshot(
@@ -73,6 +73,8 @@ def collect_snapshot(
     scenario: dict[str, Any] | None = None
     scenario_name = environ.get(FAKE_NVML_ENV, "").strip()
     if nvml is None and scenario_name:
+        from gpudoctor.snapshot.fake_nvml import FakeNvml, ScenarioProcesses
+
         fake = FakeNvml.from_name(scenario_name)
         scenario = fake.scenario
         nvml = fake

@@ -38,13 +38,13 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar
 
-import yaml
-
 from gpudoctor.errors import GpudoctorError
+from gpudoctor.snapshot.collect import FAKE_NVML_ENV
 from gpudoctor.snapshot.nvml import ERROR_NAMES
 from gpudoctor.snapshot.processes import ProcessDetails
+from gpudoctor.yamlnodes import load_data
 
-ENV_VAR = "GPUDOCTOR_FAKE_NVML"
+ENV_VAR = FAKE_NVML_ENV
 
 _ERROR_TEXT = {
     "NotSupported": "Not Supported",
@@ -159,7 +159,7 @@ def load_scenario(name: str) -> dict[str, Any]:
     Raises:
         UnknownScenarioError: unknown name (the message lists the valid ones) or bad file.
     """
-    data = yaml.safe_load(_load_text(name))
+    data = load_data(_load_text(name), f"{name}.yaml")
     if not isinstance(data, dict):
         raise UnknownScenarioError(f"scenario {name!r} is not a mapping")
     unknown = sorted(set(data) - _SCENARIO_KEYS)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import platform
-import socket
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -79,7 +78,7 @@ def collect_host(
     """
     environ = os.environ if env is None else env
     b = _Builder()
-    b.set("hostname", hostname if hostname is not None else socket.gethostname())
+    b.set("hostname", hostname if hostname is not None else os.uname().nodename)
     b.set("kernel", kernel if kernel is not None else platform.release())
     b.set("cpu_count", cpu_count if cpu_count is not None else _cpu_count())
     _os_release(b, root)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -43,6 +42,8 @@ KernelLogReader = Callable[[datetime | None], ReadResult]
 def _run(source: str, argv: list[str]) -> ReadResult:
     if shutil.which(argv[0]) is None:
         return ReadResult(source, None, f"{argv[0]} not found on PATH")
+    import subprocess  # only when a kernel log is read
+
     try:
         proc = subprocess.run(
             argv,
@@ -126,14 +127,19 @@ def default_readers() -> list[KernelLogReader]:
     ]
 
 
-def boot_time() -> datetime | None:
-    """The time this machine booted, or ``None`` when it cannot be known."""
+def boot_time(stat_path: Path = Path("/proc/stat")) -> datetime | None:
+    """The time this machine booted (``btime`` in ``/proc/stat``), or ``None`` when unknown."""
     try:
-        import psutil
-
-        return datetime.fromtimestamp(psutil.boot_time(), tz=timezone.utc)
-    except Exception:  # psutil raises assorted errors on unusual /proc layouts
+        text = stat_path.read_text(encoding="ascii", errors="replace")
+    except OSError:
         return None
+    for line in text.splitlines():
+        if line.startswith("btime "):
+            try:
+                return datetime.fromtimestamp(int(line.split()[1]), tz=timezone.utc)
+            except (ValueError, IndexError, OverflowError):
+                return None
+    return None
 
 
 def collect_kernel_log(

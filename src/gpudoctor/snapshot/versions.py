@@ -10,14 +10,17 @@ that steer CUDA, the allocators and NCCL.
 
 from __future__ import annotations
 
-import ast
-import platform
+import os
 import re
-from collections.abc import Iterable, Mapping
-from importlib import metadata
+import sys
+from collections.abc import Mapping
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpudoctor.snapshot.model import CudaPackage, FrameworkInfo, VersionsInfo
+
+if TYPE_CHECKING:
+    from importlib import metadata
 
 #: Environment variables copied into the snapshot (plus every ``NCCL_*``/``TORCH_NCCL_*``).
 ENV_VARS = (
@@ -107,26 +110,44 @@ def collect_versions(*, paths: list[str] | None = None) -> VersionsInfo:
     frameworks.extend(_cupy(dists))
     packages = _cuda_packages(dists)
     return VersionsInfo(
-        python_version=platform.python_version(),
+        python_version="{}.{}.{}".format(*sys.version_info[:3]),
         frameworks=tuple(frameworks),
         cuda_packages=packages,
         unavailable=unavailable,
     )
 
 
+_INTERESTING_PREFIXES = ("torch", "tensorflow", "tf-nightly", "jax", "cupy", "nvidia-")
+
+
 def _distributions(paths: list[str] | None) -> dict[str, metadata.Distribution]:
+    """The installed distributions gpudoctor cares about, keyed by normalised name.
+
+    The name is read from the ``.dist-info`` / ``.egg-info`` folder name first, so that only the
+    few interesting distributions have their metadata parsed (an ML environment holds hundreds).
+    """
     found: dict[str, metadata.Distribution] = {}
-    dists: Iterable[metadata.Distribution] = (
-        metadata.distributions(path=paths) if paths is not None else metadata.distributions()
-    )
-    for dist in dists:
+    for folder in paths if paths is not None else sys.path:
         try:
-            name = dist.metadata["Name"]
-        except Exception:  # a broken dist-info must not stop the collection
+            entries = sorted(os.scandir(folder or "."), key=lambda e: e.name)
+        except OSError:
             continue
-        if isinstance(name, str):
-            # The first one on the path wins, as for imports.
-            found.setdefault(normalize_name(name), dist)
+        for entry in entries:
+            if not entry.name.endswith((".dist-info", ".egg-info")):
+                continue
+            guess = normalize_name(entry.name.rsplit(".", 1)[0].split("-", 1)[0])
+            if not guess.startswith(_INTERESTING_PREFIXES) or guess[7:] in _NOT_CUDA:
+                continue  # guess[7:] drops "nvidia-": nvidia-ml-py is NVML, not CUDA
+            from importlib.metadata import PathDistribution  # only when there is one to read
+
+            dist = PathDistribution(Path(entry.path))
+            try:
+                name = dist.metadata["Name"]
+            except Exception:  # a broken dist-info must not stop the collection
+                continue
+            if isinstance(name, str):
+                # The first one on the path wins, as for imports.
+                found.setdefault(normalize_name(name), dist)
     return found
 
 
@@ -148,6 +169,8 @@ def _read_package_file(dist: metadata.Distribution, relative: str) -> str | None
 
 def module_constants(source: str) -> dict[str, object]:
     """Module-level ``NAME = <literal>`` assignments of a Python file, without running it."""
+    import ast
+
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -198,6 +221,8 @@ def _torch(dist: metadata.Distribution) -> FrameworkInfo:
 
 def tensorflow_build_info(source: str) -> dict[str, object]:
     """Parse TensorFlow's ``build_info.py`` (``build_info = collections.OrderedDict([...])``)."""
+    import ast
+
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
