@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import importlib
 import os
-import shutil
 import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -53,6 +52,8 @@ def stdout_is_tty() -> bool:
 def text_width(width: int | None) -> int:
     if width:
         return width
+    import shutil
+
     return min(shutil.get_terminal_size((100, 24)).columns, 120)
 
 
