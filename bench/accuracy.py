@@ -108,6 +108,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"cases: {total}  top-1: {top1}/{total} = {top1_rate:.1%}  "
           f"top-3: {top3}/{total} = {top3_rate:.1%}")  # fmt: skip
     print(f"negatives: {len(negatives)}  false alarms: {len(alarms)} = {alarm_rate:.1%}")
+    app = [o for o in negatives if o.label == "app_exception"]
+    if app:
+        named = sum(bool(o.ranked) and o.ranked[0][0] == "app_exception" for o in app)
+        print(f"application bugs named as such (app_exception first): {named}/{len(app)}")
     if args.show_misses:
         for o in positives:
             if not (o.ranked and o.ranked[0][0] in o.accepted):
