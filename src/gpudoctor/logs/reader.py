@@ -167,9 +167,9 @@ def _blocks(chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
                 continue
             chunk = chunk[newline + 1 :]
             skipping = False
-        data = carry + chunk
-        last_newline = data.rfind(b"\n")
+        last_newline = chunk.rfind(b"\n")
         if last_newline < 0:
+            data = carry + chunk
             if len(data) > MAX_LINE_BYTES:
                 stats.cut_lines += 1
                 block = Block(stats.name, line_no, clean(data[:MAX_LINE_BYTES]) + b"\n")
@@ -181,7 +181,9 @@ def _blocks(chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
             else:
                 carry = data
             continue
-        whole, carry = data[: last_newline + 1], data[last_newline + 1 :]
+        # One copy: the carried start of a line plus this chunk up to its last newline.
+        whole = b"".join((carry, memoryview(chunk)[: last_newline + 1]))
+        carry = chunk[last_newline + 1 :]
         count = whole.count(b"\n")
         yield Block(stats.name, line_no, clean(whole))
         line_no += count
