@@ -4,6 +4,7 @@ Usage: ``python bench/throughput.py [--mb 200]``. Generates a training log of ab
 size (ending in an out-of-memory crash), then times, in the same run:
 
 * ``gpudoctor explain --format json LOG`` (the whole command: start, rule loading, scan, report);
+* the scanner alone, in this process (reading, cleaning and matching, without start-up);
 * ``grep -E -c -f PATTERNS LOG`` over the rule pack's patterns translated to ERE (baseline);
 
 and prints MB/s for both, their ratio, and gpudoctor's peak RSS for the full log and for a
@@ -14,12 +15,15 @@ from __future__ import annotations
 
 import argparse
 import re
+import statistics
 import subprocess
 import tempfile
+import time
 from pathlib import Path
 
 from _common import gpudoctor_command, have, peak_rss_of, run_timed, write_training_log
-from gpudoctor.rulebook.book import load_rulebook
+from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
+from gpudoctor.rulebook.book import RuleBook, load_rulebook
 
 _ERE_REWRITES = [
     (re.compile(r"\(\?P<\w+>"), "("),
@@ -35,6 +39,16 @@ def ere(pattern: str) -> str:
     for regex, replacement in _ERE_REWRITES:
         pattern = regex.sub(replacement, pattern)
     return pattern
+
+
+def _scan_seconds(book: RuleBook, log: Path, repeat: int = 3) -> float:
+    """Median seconds for the scanner alone over ``log``."""
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        scan_logs([LogInput(log.name, lambda: open(log, "rb"))], make_scanner(book))
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
 
 
 def main() -> None:
@@ -56,6 +70,8 @@ def main() -> None:
         gd_time, gd_code = run_timed(command)
         print(f"log: {mb:.0f} MB, {len(specs)} patterns from {len(book.rules)} rules")
         print(f"gpudoctor explain: {gd_time:.2f} s = {mb / gd_time:.0f} MB/s (exit {gd_code})")
+        scan_time = _scan_seconds(book, log)
+        print(f"scanner alone:     {scan_time:.2f} s = {mb / scan_time:.0f} MB/s")
         if have("grep"):
             grep = ["grep", "-E", "-c", "-f", str(patterns), str(log)]
             check = subprocess.run(grep, capture_output=True, text=True)
