@@ -166,7 +166,6 @@ def diagnose(logs: tuple[str, ...], snapshot_path: Path | None, since: str, **op
         snap = load_snapshot_file(snapshot_path)
         name = str(snapshot_path)
     else:
-        snap = _collect(parse_duration(since))
+        snap = _collect(parse_duration(since))  # the report lists what could not be read
         name = "live"
-        _warn_about_driver(snap)
     report_and_exit(book, log_inputs(expand_logs(logs)), out, snap, name)
