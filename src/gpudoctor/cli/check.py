@@ -52,7 +52,7 @@ def resolve_format(fmt: str, *, env: Mapping[str, str], to_file: bool) -> str:
     return "text"
 
 
-@click.command()
+@click.command(short_help="Check that this environment can run a GPU job (CI smoke check).")
 @click.option(
     "--snapshot",
     "snapshot_path",

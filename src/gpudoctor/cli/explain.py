@@ -100,7 +100,7 @@ def report_and_exit(
     "--snapshot",
     "snapshot_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Use the facts of a saved snapshot (gpudoctor snapshot -o FILE).",
+    help="Add the facts of a snapshot taken on the crashed machine (gpudoctor snapshot -o FILE).",
 )
 @output_options
 def explain(files: tuple[str, ...], snapshot_path: Path | None, **options: Any) -> None:

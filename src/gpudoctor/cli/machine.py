@@ -81,7 +81,7 @@ def snapshot_inputs(snapshot: Snapshot, name: str) -> list[InputSummary]:
     return summaries
 
 
-@click.command()
+@click.command(short_help="Record the GPUs, host, CUDA runtimes and kernel log (JSON).")
 @click.option(
     "-o",
     "--output",
@@ -133,7 +133,7 @@ def expand_logs(patterns: tuple[str, ...]) -> list[str]:
     return files
 
 
-@click.command()
+@click.command(short_help="Diagnose a crash here: live snapshot, kernel log and logs.")
 @click.option(
     "--log",
     "logs",
