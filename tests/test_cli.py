@@ -169,3 +169,10 @@ def test_lint_one_bundled_file_is_not_a_duplicate(runner: CliRunner) -> None:
     result = runner.invoke(main, ["rules", "lint", relative])
     assert result.exit_code == 0, result.output
     assert "1 rules checked: 0 errors" in result.stdout
+
+
+def test_forced_colour_survives_a_pipe(runner: CliRunner, oom_log: Path) -> None:
+    coloured = runner.invoke(main, ["explain", "--color", str(oom_log)])
+    assert "\x1b[" in coloured.stdout
+    plain = runner.invoke(main, ["explain", "--no-color", str(oom_log)])
+    assert "\x1b[" not in plain.stdout
