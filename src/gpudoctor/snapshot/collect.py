@@ -136,7 +136,12 @@ def _collect_nvml(
 ) -> tuple[DriverInfo, tuple[GpuInfo, ...]]:
     if session is None:
         return (
-            DriverInfo(status=failure.status, error=failure.error, message=failure.message),
+            DriverInfo(
+                status=failure.status,
+                error=failure.error,
+                message=failure.message,
+                backend=failure.backend,
+            ),
             (),
         )
     init = session.init()

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import sys
 import threading
 import warnings
 from dataclasses import dataclass
@@ -87,11 +88,13 @@ _INIT_HINTS: dict[str, str] = {
 
 @dataclass(frozen=True)
 class InitResult:
-    """How NVML initialisation went: ``status`` as in :class:`DriverInfo`."""
+    """How NVML initialisation went: ``status`` as in :class:`DriverInfo`; ``backend`` names
+    the binding that was tried, when one was."""
 
     status: str
     error: str | None = None
     message: str | None = None
+    backend: str | None = None
 
 
 def error_name(exc: BaseException) -> str:
@@ -194,8 +197,34 @@ def _decode(value: Any) -> Any:
     return value
 
 
+def _nvml_library_missing() -> bool:
+    """On Linux, whether ``libnvidia-ml.so.1`` (what pynvml loads there) cannot be loaded.
+
+    Probing with ctypes first spares importing pynvml on machines without a driver, such as
+    CPU-only CI runners where ``gpudoctor check`` runs most often.
+    """
+    if not sys.platform.startswith("linux"):
+        return False
+    import ctypes
+
+    try:
+        ctypes.CDLL("libnvidia-ml.so.1")
+    except OSError:
+        return True
+    return False
+
+
 def real_session() -> tuple[NvmlSession | None, InitResult | None]:
-    """A session on the real ``pynvml``, or (None, failed InitResult) if it won't import."""
+    """A session on the real ``pynvml``, or (None, failed InitResult) if it won't import or
+    the NVML library is not there."""
+    if _nvml_library_missing():
+        hint = _INIT_HINTS["LibraryNotFound"]
+        return None, InitResult(
+            NVML_LIBRARY_NOT_FOUND,
+            "LibraryNotFound",
+            f"NVML Shared Library Not Found: {hint}",
+            backend="nvml",
+        )
     lib, reason = load_pynvml()
     if lib is None:
         return None, InitResult(NVML_LIBRARY_NOT_FOUND, "ImportError", reason)
