@@ -90,7 +90,9 @@ def emit_report(report: Report, out: OutputSettings) -> None:
         use_color = out.color
         if use_color is None:
             use_color = stdout_is_tty() and "NO_COLOR" not in os.environ
-        click.echo(styled.to_ansi(width) if use_color else styled.plain(), nl=False, color=use_color)
+        click.echo(
+            styled.to_ansi(width) if use_color else styled.plain(), nl=False, color=use_color
+        )
 
 
 def exit_for(report: Report, out: OutputSettings) -> int:
