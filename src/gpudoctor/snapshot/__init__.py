@@ -7,9 +7,10 @@ Public API::
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from gpudoctor.snapshot.collect import FAKE_NVML_ENV, collect_snapshot
 from gpudoctor.snapshot.facts import FACT_NAMES, snapshot_facts
-from gpudoctor.snapshot.fake_nvml import UnknownScenarioError, scenario_names
 from gpudoctor.snapshot.model import (
     SCHEMA,
     CudaPackage,
@@ -47,3 +48,18 @@ __all__ = [
     "scenario_names",
     "snapshot_facts",
 ]
+
+if TYPE_CHECKING:
+    from gpudoctor.snapshot.fake_nvml import UnknownScenarioError, scenario_names
+
+_FAKE_NVML_NAMES = ("UnknownScenarioError", "scenario_names")
+
+
+def __getattr__(name: str) -> object:
+    # The fake NVML (and the YAML parser it needs) loads only when asked for: a real run never
+    # needs it, and it would cost every command's start-up.
+    if name in _FAKE_NVML_NAMES:
+        from gpudoctor.snapshot import fake_nvml
+
+        return getattr(fake_nvml, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -10,7 +10,6 @@ callables, so tests and the fake NVML scenarios inject their own lines.
 from __future__ import annotations
 
 import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -40,9 +39,11 @@ KernelLogReader = Callable[[datetime | None], ReadResult]
 
 
 def _run(source: str, argv: list[str]) -> ReadResult:
+    import shutil  # with subprocess below: only when a kernel log is read
+
     if shutil.which(argv[0]) is None:
         return ReadResult(source, None, f"{argv[0]} not found on PATH")
-    import subprocess  # only when a kernel log is read
+    import subprocess
 
     try:
         proc = subprocess.run(

@@ -14,13 +14,10 @@ import os
 import re
 import sys
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gpudoctor.snapshot.model import CudaPackage, FrameworkInfo, VersionsInfo
-
-if TYPE_CHECKING:
-    from importlib import metadata
 
 #: Environment variables copied into the snapshot (plus every ``NCCL_*``/``TORCH_NCCL_*``).
 ENV_VARS = (
@@ -120,13 +117,33 @@ def collect_versions(*, paths: list[str] | None = None) -> VersionsInfo:
 _INTERESTING_PREFIXES = ("torch", "tensorflow", "tf-nightly", "jax", "cupy", "nvidia-")
 
 
-def _distributions(paths: list[str] | None) -> dict[str, metadata.Distribution]:
+@dataclass(frozen=True)
+class InstalledDist:
+    """An installed distribution, located by its ``.dist-info`` / ``.egg-info`` folder."""
+
+    name: str
+    """PEP 503 normalised name."""
+    version: str | None
+    root: Path
+    """The folder the distribution is installed in (``site-packages``)."""
+
+    def read(self, relative: str) -> str | None:
+        """A file of the installed package as text, or ``None`` when it cannot be read."""
+        try:
+            return (self.root / relative).read_text(encoding="utf-8", errors="replace")
+        except (OSError, ValueError):
+            return None
+
+
+def _distributions(paths: list[str] | None) -> dict[str, InstalledDist]:
     """The installed distributions gpudoctor cares about, keyed by normalised name.
 
-    The name is read from the ``.dist-info`` / ``.egg-info`` folder name first, so that only the
-    few interesting distributions have their metadata parsed (an ML environment holds hundreds).
+    Name and version come from the folder name (``torch-2.4.1+cu121.dist-info``, as the wheel
+    spec writes it), so no metadata file is parsed for the hundreds of distributions an ML
+    environment holds. Only an ``.egg-info`` without a version in its name has its
+    ``PKG-INFO`` read.
     """
-    found: dict[str, metadata.Distribution] = {}
+    found: dict[str, InstalledDist] = {}
     for folder in paths if paths is not None else sys.path:
         try:
             entries = sorted(os.scandir(folder or "."), key=lambda e: e.name)
@@ -135,36 +152,25 @@ def _distributions(paths: list[str] | None) -> dict[str, metadata.Distribution]:
         for entry in entries:
             if not entry.name.endswith((".dist-info", ".egg-info")):
                 continue
-            guess = normalize_name(entry.name.rsplit(".", 1)[0].split("-", 1)[0])
-            if not guess.startswith(_INTERESTING_PREFIXES) or guess[7:] in _NOT_CUDA:
-                continue  # guess[7:] drops "nvidia-": nvidia-ml-py is NVML, not CUDA
-            from importlib.metadata import PathDistribution  # only when there is one to read
-
-            dist = PathDistribution(Path(entry.path))
-            try:
-                name = dist.metadata["Name"]
-            except Exception:  # a broken dist-info must not stop the collection
-                continue
-            if isinstance(name, str):
-                # The first one on the path wins, as for imports.
-                found.setdefault(normalize_name(name), dist)
+            stem = entry.name.rsplit(".", 1)[0]
+            raw_name, _, rest = stem.partition("-")
+            name = normalize_name(raw_name)
+            if not name.startswith(_INTERESTING_PREFIXES) or name[7:] in _NOT_CUDA:
+                continue  # name[7:] drops "nvidia-": nvidia-ml-py is NVML, not CUDA
+            version = rest.split("-", 1)[0] or _egg_info_version(Path(entry.path))
+            # The first one on the path wins, as for imports.
+            found.setdefault(name, InstalledDist(name, version, Path(folder or ".")))
     return found
 
 
-def _version(dist: metadata.Distribution) -> str | None:
+def _egg_info_version(info: Path) -> str | None:
+    from importlib.metadata import PathDistribution
+
     try:
-        version = dist.version
-    except Exception:
+        version = PathDistribution(info).version
+    except Exception:  # a broken egg-info must not stop the collection
         return None
     return version if isinstance(version, str) else None
-
-
-def _read_package_file(dist: metadata.Distribution, relative: str) -> str | None:
-    try:
-        path = Path(str(dist.locate_file(relative)))
-        return path.read_text(encoding="utf-8", errors="replace")
-    except (OSError, ValueError, NotImplementedError):
-        return None
 
 
 def module_constants(source: str) -> dict[str, object]:
@@ -191,9 +197,9 @@ def module_constants(source: str) -> dict[str, object]:
     return values
 
 
-def _torch(dist: metadata.Distribution) -> FrameworkInfo:
-    text = _read_package_file(dist, "torch/version.py")
-    version = _version(dist)
+def _torch(dist: InstalledDist) -> FrameworkInfo:
+    text = dist.read("torch/version.py")
+    version = dist.version
     if text is not None:
         consts = module_constants(text)
         file_version = consts.get("__version__")
@@ -204,7 +210,7 @@ def _torch(dist: metadata.Distribution) -> FrameworkInfo:
             version=file_version if isinstance(file_version, str) else version,
             cuda_version=cuda if isinstance(cuda, str) else None,
             is_cuda_build=isinstance(cuda, str),
-            distribution=normalize_name(dist.metadata["Name"]),
+            distribution=dist.name,
             source="torch/version.py" if not isinstance(hip, str) else "torch/version.py (ROCm)",
         )
     # Without the file, a local version label (+cu121) still tells the CUDA flavour.
@@ -254,8 +260,8 @@ def tensorflow_build_info(source: str) -> dict[str, object]:
     return info
 
 
-def _tensorflow(dist: metadata.Distribution, name: str) -> FrameworkInfo:
-    text = _read_package_file(dist, "tensorflow/python/platform/build_info.py")
+def _tensorflow(dist: InstalledDist, name: str) -> FrameworkInfo:
+    text = dist.read("tensorflow/python/platform/build_info.py")
     info = tensorflow_build_info(text) if text is not None else {}
     cuda = info.get("cuda_version", info.get("cuda_version_number"))
     cudnn = info.get("cudnn_version", info.get("cudnn_version_number"))
@@ -263,7 +269,7 @@ def _tensorflow(dist: metadata.Distribution, name: str) -> FrameworkInfo:
     is_cuda = info.get("is_cuda_build")
     return FrameworkInfo(
         name="tensorflow",
-        version=_version(dist),
+        version=dist.version,
         cuda_version=str(cuda) if isinstance(cuda, str | int | float) and cuda else None,
         cudnn_version=str(cudnn) if isinstance(cudnn, str | int | float) and cudnn else None,
         is_cuda_build=is_cuda if isinstance(is_cuda, bool) else (True if cuda else None),
@@ -275,16 +281,16 @@ def _tensorflow(dist: metadata.Distribution, name: str) -> FrameworkInfo:
     )
 
 
-def _jax(dists: Mapping[str, metadata.Distribution]) -> FrameworkInfo | None:
+def _jax(dists: Mapping[str, InstalledDist]) -> FrameworkInfo | None:
     if "jax" not in dists and "jaxlib" not in dists:
         return None
     majors = sorted({int(m.group("major")) for name in dists if (m := _JAX_PLUGIN_RE.match(name))})
     plugins = sorted(name for name in dists if _JAX_PLUGIN_RE.match(name))
-    jaxlib_version = _version(dists["jaxlib"]) if "jaxlib" in dists else None
+    jaxlib_version = dists["jaxlib"].version if "jaxlib" in dists else None
     legacy = _JAXLIB_CUDA_RE.search(jaxlib_version or "")
     if legacy is not None:
         majors.append(int(legacy.group("major")))
-    version = _version(dists["jax"]) if "jax" in dists else jaxlib_version
+    version = dists["jax"].version if "jax" in dists else jaxlib_version
     return FrameworkInfo(
         name="jax",
         version=version,
@@ -295,7 +301,7 @@ def _jax(dists: Mapping[str, metadata.Distribution]) -> FrameworkInfo | None:
     )
 
 
-def _cupy(dists: Mapping[str, metadata.Distribution]) -> list[FrameworkInfo]:
+def _cupy(dists: Mapping[str, InstalledDist]) -> list[FrameworkInfo]:
     found: list[FrameworkInfo] = []
     for name in sorted(dists):
         match = _CUPY_RE.match(name)
@@ -307,7 +313,7 @@ def _cupy(dists: Mapping[str, metadata.Distribution]) -> list[FrameworkInfo]:
         found.append(
             FrameworkInfo(
                 name="cupy",
-                version=_version(dists[name]),
+                version=dists[name].version,
                 cuda_version=cuda,
                 is_cuda_build=True,
                 distribution=name,
@@ -317,10 +323,10 @@ def _cupy(dists: Mapping[str, metadata.Distribution]) -> list[FrameworkInfo]:
     return found
 
 
-def _cuda_packages(dists: Mapping[str, metadata.Distribution]) -> tuple[CudaPackage, ...]:
+def _cuda_packages(dists: Mapping[str, InstalledDist]) -> tuple[CudaPackage, ...]:
     packages: list[CudaPackage] = []
     for name in sorted(dists):
-        version = _version(dists[name])
+        version = dists[name].version
         if version is None:
             continue
         suffixed = _CUDA_SUFFIX_RE.match(name)
