@@ -184,8 +184,8 @@ def check(
 
 def _run(snapshot_path: Path | None, options: CheckOptions) -> CheckReport:
     from gpudoctor.check import CheckSource, collect_live, list_dir, run_checks
-    from gpudoctor.errors import SnapshotError
-    from gpudoctor.snapshot import UnknownScenarioError, load_snapshot
+    from gpudoctor.errors import GpudoctorError, SnapshotError
+    from gpudoctor.snapshot import load_snapshot
 
     if snapshot_path is not None:
         try:
@@ -198,7 +198,7 @@ def _run(snapshot_path: Path | None, options: CheckOptions) -> CheckReport:
         return run_checks(snapshot, options, source=source)
     try:
         snapshot, source = collect_live()
-    except UnknownScenarioError as exc:
+    except GpudoctorError as exc:  # e.g. an unknown GPUDOCTOR_FAKE_NVML scenario
         fail(str(exc), EXIT_USAGE)
     return run_checks(snapshot, options, source=source, list_dir=list_dir)
 
