@@ -100,6 +100,8 @@ def test_empty_report_says_so_plainly() -> None:
         ("connect to fe80::1ff:fe23:4567:890a failed", "connect to <ip> failed"),
         ("node gpu-node-17.cluster.example.com down", "node <host> down"),
         ("ssh alice@login01", "ssh <user>@<host>"),
+        ("  host      : node-a17", "  host      : <host>"),
+        ("node-a17:2203:2210 [3] NCCL INFO ok", "<host>:2203:2210 [3] NCCL INFO ok"),
         ("HF token hf_abcdefghijklmnopqrstuvwxyz012345", "HF token <token>"),
         ("export WANDB_API_KEY=0123456789abcdef", "export WANDB_API_KEY=<redacted>"),
         ("UUID: GPU-5ad4f1f3-2b1c-8d3e-9f00-123456789abc)", "UUID: GPU-<uuid>)"),

@@ -30,6 +30,10 @@ _RULES: list[tuple[re.Pattern[str], str]] = [
                 r"|(?:[0-9a-f]{1,4}:){1,6}(?::[0-9a-f]{1,4}){1,6}|(?:[0-9a-f]{1,4}:){1,7}:"
                 r"|::(?:[0-9a-f]{1,4}:){0,6}[0-9a-f]{1,4})(?![\w:])"), "<ip>"),
     (re.compile(r"\b([A-Za-z0-9._-]+)@([A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*)\b"), "<user>@<host>"),
+    # torchrun's failure table ("host      : node-a17") and hostname= / --hostname settings
+    (re.compile(r"(?i)\b(host(?:name)?\s*[:=]\s*)(?!<)[A-Za-z0-9][\w.-]*"), r"\1<host>"),
+    # NCCL's line prefix "node-a17:2203:2203 [0] NCCL INFO ..."
+    (re.compile(r"(?m)^(\s*)[A-Za-z][\w.-]*(:\d+:\d+ \[\d+\] NCCL)"), r"\1<host>\2"),
     (re.compile(r"(?i)(?<![\w.-])(?<!://)[a-z0-9-]+(?:\.[a-z0-9-]+)*\.(?:internal|local|lan|corp|cluster|com|net"
                 r"|org|edu|io|ai|cloud)\b(?![/\w])"),
      "<host>"),
