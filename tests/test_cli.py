@@ -142,13 +142,13 @@ def test_rules_lint(runner: CliRunner) -> None:
     assert "unknown-key.yaml:4:1: error: unknown key" in bad.stdout
     good = runner.invoke(main, ["rules", "lint", str(RANKING_RULES)])
     assert good.exit_code == 0
-    assert "9 rules checked: 0 errors" in good.stdout
+    assert "10 rules checked: 0 errors" in good.stdout
 
 
 def test_rules_test_runs_examples(runner: CliRunner, tmp_path: Path) -> None:
     result = runner.invoke(main, ["rules", "test", str(RANKING_RULES)])
     assert result.exit_code == 0
-    assert result.stdout.strip().endswith("18 passed, 0 failed")
+    assert result.stdout.strip().endswith("20 passed, 0 failed")
     broken = tmp_path / "t-killed.yaml"
     broken.write_text(
         (RANKING_RULES / "t-killed.yaml")

@@ -141,6 +141,22 @@ def test_nothing_matches_gives_empty_report(book: RuleBook, tmp_path: Path) -> N
     assert report.inputs[0].lines == 2
 
 
+def test_first_and_last_captures_reach_across_lines(book: RuleBook, tmp_path: Path) -> None:
+    log = tmp_path / "late.log"
+    log.write_text("".join(f"epoch {n}\n" for n in range(1, 8)) + "CUDA out of memory\n")
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    (late,) = [d for d in report.causes if d.rule == "t-oom-late"]
+    assert late.summary == "Out of memory at epoch 7."
+    early = tmp_path / "early.log"
+    early.write_text("epoch 1\nepoch 2\nCUDA out of memory\n")
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(early, "rb"))], make_scanner(book))
+    )
+    assert "t-oom-late" not in [d.rule for d in report.diagnoses]
+
+
 def test_templates_are_safe_and_typed() -> None:
     values = {"req": 2 * 1024**3, "frac": 0.345, "name": "x"}
     assert render_template("{req:size} {frac:pct} {name}", values) == "2.00 GiB 34% x"

@@ -82,17 +82,14 @@ def evaluate_rule(
     """The finding for one rule, or ``None`` when it does not fire."""
     by_pattern = {p.id: hits.get(rule.pattern_key(p)) for p in rule.patterns}
     counts = {pid: (h.count if h else 0) for pid, h in by_pattern.items()}
-    functions = {
-        "matched": lambda pid: counts.get(pid, 0) > 0,
-        "count": lambda pid: counts.get(pid, 0),
-    }
+    events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
+    functions = _pattern_functions(counts, events_by_pattern)
     if not rule.patterns:
         evaluator = _evaluator(rule, facts, {}, functions)
         if not rule.conditions or not all(evaluator.holds(c) for c in rule.conditions):
             return None
         return _finding(rule, [], 0, evaluator, {}, facts)
 
-    events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
     if rule.match is MatchMode.ALL:
         if not all(events_by_pattern.values()):
             return None
@@ -121,6 +118,25 @@ def evaluate_rule(
     return _finding(
         rule, [e for e, _ in satisfied], matches, first_evaluator, dict(first_event.captures), facts
     )
+
+
+def _pattern_functions(
+    counts: Mapping[str, int], events: Mapping[str, list[Event]]
+) -> dict[str, Any]:
+    """The functions conditions use to look across a rule's patterns and lines:
+    ``matched(p)``, ``count(p)``, and ``first(p, name)`` / ``last(p, name)``, a capture of the
+    first or last line pattern ``p`` matched (``None`` when there is none)."""
+
+    def capture(pattern_id: str, name: str, index: int) -> object | None:
+        found = events.get(pattern_id) or []
+        return found[index].captures.get(name) if found else None
+
+    return {
+        "matched": lambda pid: counts.get(pid, 0) > 0,
+        "count": lambda pid: counts.get(pid, 0),
+        "first": lambda pid, name: capture(pid, name, 0),
+        "last": lambda pid, name: capture(pid, name, -1),
+    }
 
 
 def _one_per_line(events: Iterable[Event]) -> list[Event]:

@@ -52,10 +52,10 @@ def test_corrupt_cache_is_ignored(pack: Path, tmp_path: Path) -> None:
     load_rulebook([pack], bundled=False)
     for file in (tmp_path / "cache").iterdir():
         file.write_bytes(b"not a pickle")
-    assert len(load_rulebook([pack], bundled=False).rules) == 9
+    assert len(load_rulebook([pack], bundled=False).rules) == 10
 
 
 def test_cache_can_be_turned_off(pack: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUDOCTOR_NO_CACHE", "1")
     assert cache.cache_dir() is None
-    assert len(load_rulebook([pack], bundled=False).rules) == 9
+    assert len(load_rulebook([pack], bundled=False).rules) == 10

@@ -14,6 +14,8 @@ Semantics rule authors rely on:
   is **false**, never an error at run time;
 * functions: ``version(x)`` (numeric version comparison), ``matched("pattern_id")`` and
   ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
+  ``first("pattern_id", "capture")`` and ``last("pattern_id", "capture")`` (a capture of the
+  first or last line that pattern matched, e.g. the epoch a job had reached),
   ``gib(n)``/``mib(n)`` (bytes), ``len``, ``min``, ``max``, ``abs``, ``any``, ``all``.
 """
 
