@@ -19,6 +19,7 @@ from pathlib import Path
 
 import yaml
 
+from gpudoctor.errors import RuleErrors
 from gpudoctor.pipeline import explain_text
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 
@@ -69,7 +70,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--show-misses", action="store_true", help="List every miss.")
     parser.add_argument("--rules", type=Path, action="append", default=[])
     args = parser.parse_args(argv)
-    book = load_rulebook(args.rules)
+    try:
+        book = load_rulebook(args.rules)
+    except RuleErrors as exc:
+        print(exc, file=sys.stderr)
+        return 2
     positives: list[Outcome] = []
     negatives: list[Outcome] = []
     for root in args.corpus:

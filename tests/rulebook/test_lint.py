@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from gpudoctor.rulebook.book import load_rulebook
@@ -11,6 +13,7 @@ from gpudoctor.rulebook.lint import (
     lint_rules,
     longest_literal,
 )
+from gpudoctor.rulebook.loader import load_rules
 from gpudoctor.rulebook.model import Pattern, Role, Rule, Severity
 
 
@@ -130,3 +133,21 @@ def test_a_rule_explaining_its_own_cause_is_flagged() -> None:
     rule = make_rule(r"Cannot re-initialize CUDA in forked subprocess")
     rule = Rule(**{**rule.__dict__, "explains": ("host_oom",)})
     assert messages(rule) == ["a rule cannot explain itself or its own cause"]
+
+
+def test_generic_context_pattern_is_fine_beside_a_specific_one(tmp_path: Path) -> None:
+    rule = tmp_path / "t-gated.yaml"
+    rule.write_text(
+        "id: t-gated\ncause: gpu_memory_leak\ntitle: t\nseverity: error\nrole: root\n"
+        "confidence: 0.4\nmatch: all\npatterns:\n"
+        "  - id: oom\n    regex: 'CUDA out of memory'\n"
+        "  - id: epoch\n    regex: 'epoch (?P<n>\\d+)'\n"
+        "summary: s\nfix: [f]\nreferences: [https://example.org]\n"
+        "examples: {match: ['epoch 1 CUDA out of memory'], no_match: ['x']}\n"
+    )
+    rules = load_rules([tmp_path]).rules
+    assert lint_rules(rules) == []
+    alone = rule.read_text().replace("match: all\n", "")
+    rule.write_text(alone)
+    messages = [w.message for w in lint_rules(load_rules([tmp_path]).rules)]
+    assert any('pattern "epoch" is too generic' in m for m in messages)

@@ -9,7 +9,8 @@ from pathlib import Path
 import click
 
 from gpudoctor.cli.app import EXIT_FINDING, EXIT_USAGE, fail, load_book
-from gpudoctor.errors import RuleErrors
+from gpudoctor.errors import RuleError
+from gpudoctor.rulebook.model import Rule
 
 
 @click.group()
@@ -74,18 +75,9 @@ def rules_show(rule_id: str, rule_dirs: tuple[Path, ...]) -> None:
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
 def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
     """Check rule files (default: the bundled pack); print every problem as path:line:col."""
-    from gpudoctor.rulebook.files import bundled_rules_dir
     from gpudoctor.rulebook.lint import lint_rules
-    from gpudoctor.rulebook.loader import load_rules
 
-    targets = _rule_paths(paths)
-    context = [] if not paths else [bundled_rules_dir()]
-    loaded = load_rules([*context, *targets], collect=True)
-    target_files = {p.resolve() for p in _expand(targets)}
-    own = [r for r in loaded.rules if Path(r.path).resolve() in target_files]
-    errors = [
-        e for e in loaded.errors if Path(e.location.path).resolve() in target_files or not paths
-    ]
+    own, errors = _load_targets(paths)
     warnings = lint_rules(own)
     for error in errors:
         click.echo(f"{error.location}: error: {error.message}")
@@ -94,6 +86,26 @@ def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
     click.echo(f"{len(own)} rules checked: {len(errors)} errors, {len(warnings)} warnings")
     if errors or (strict and warnings):
         sys.exit(EXIT_USAGE)
+
+
+def _load_targets(paths: tuple[Path, ...]) -> tuple[list[Rule], list[RuleError]]:
+    """The rules in ``paths`` (default: the bundled pack) and the errors found in them.
+
+    Rule files given by path are loaded beside the bundled pack, as ``--rules`` would use
+    them, so that their ``explains`` may name bundled rules and their ids must not clash.
+    """
+    from gpudoctor.rulebook.files import bundled_rules_dir
+    from gpudoctor.rulebook.loader import load_rules
+
+    targets = _rule_paths(paths)
+    context = [bundled_rules_dir()] if paths else []
+    loaded = load_rules([*context, *targets], collect=True)
+    target_files = {p.resolve() for p in _expand(targets)}
+    own = [r for r in loaded.rules if Path(r.path).resolve() in target_files]
+    errors = [
+        e for e in loaded.errors if Path(e.location.path).resolve() in target_files or not paths
+    ]
+    return own, errors
 
 
 def _expand(paths: Sequence[Path]) -> list[Path]:
@@ -107,16 +119,14 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
 @click.option("-v", "--verbose", is_flag=True, help="List every example, not only failures.")
 def rules_test(paths: tuple[Path, ...], verbose: bool) -> None:
     """Run every rule's examples: each `match` text must fire it, each `no_match` must not."""
-    from gpudoctor.rulebook.loader import load_rules
     from gpudoctor.rulebook.selftest import run_examples
 
-    try:
-        loaded = load_rules(_rule_paths(paths))
-    except RuleErrors as exc:
-        for error in exc.errors:
+    own, errors = _load_targets(paths)
+    if errors:
+        for error in errors:
             click.echo(str(error), err=True)
-        fail(f"{len(exc.errors)} error(s) in the rules; no example was run", EXIT_USAGE)
-    results = run_examples(loaded.rules)
+        fail(f"{len(errors)} error(s) in the rules; no example was run", EXIT_USAGE)
+    results = run_examples(own)
     failed = [r for r in results if not r.passed]
     for result in results if verbose else failed:
         status = "ok  " if result.passed else "FAIL"

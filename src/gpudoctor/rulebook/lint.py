@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpudoctor.errors import SourceLocation
-from gpudoctor.rulebook.model import Pattern, Role, Rule
+from gpudoctor.rulebook.model import MatchMode, Pattern, Role, Rule
 
 try:  # Python 3.11+: the parser lives in re._parser (sre_parse is a deprecated alias).
     from re import _constants as _sre_constants  # type: ignore[attr-defined]
@@ -366,8 +366,9 @@ def lint_rules(rules: Sequence[Rule]) -> list[LintWarning]:
     warnings: list[LintWarning] = []
     for rule in rules:
         top = SourceLocation(rule.path, 1, 1)
+        gated = rule.match is MatchMode.ALL and any(_is_specific(p) for p in rule.patterns)
         for pattern in rule.patterns:
-            warnings.extend(_pattern_warnings(pattern, pattern.location or top))
+            warnings.extend(_pattern_warnings(pattern, pattern.location or top, gated))
         if not rule.references and rule.role is not Role.ADVICE:
             warnings.append(LintWarning(top, "no references: link the official documentation"))
         if rule.id in rule.explains or rule.cause in rule.explains:
@@ -386,11 +387,19 @@ def lint_rules(rules: Sequence[Rule]) -> list[LintWarning]:
     return warnings
 
 
-def _pattern_warnings(pattern: Pattern, where: SourceLocation) -> list[LintWarning]:
+def _is_specific(pattern: Pattern) -> bool:
+    return is_anchored(pattern.regex) or len(longest_literal(pattern.regex).strip()) >= MIN_LITERAL
+
+
+def _pattern_warnings(
+    pattern: Pattern, where: SourceLocation, gated: bool = False
+) -> list[LintWarning]:
+    """Warnings for one pattern; ``gated`` means a specific pattern of the same ``match: all``
+    rule must match too, so a generic one (an epoch counter) only adds context."""
     warnings: list[LintWarning] = []
     literal = longest_literal(pattern.regex).strip()
     anchored = is_anchored(pattern.regex)
-    if len(literal) < MIN_LITERAL and not anchored:
+    if len(literal) < MIN_LITERAL and not anchored and not gated:
         warnings.append(
             LintWarning(
                 where,
