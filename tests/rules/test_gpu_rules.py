@@ -132,6 +132,14 @@ def test_tf_without_gpu_is_not_an_alarm(book: RuleBook) -> None:
     assert all(d.confidence < 0.5 for d in report.causes)
 
 
+def test_tf_cudart_notice_does_not_hide_the_program_error(book: RuleBook) -> None:
+    # TensorFlow's cudart dlerror on a machine without a GPU is a notice: the exception that
+    # follows is the cause, and the notice does not explain it away
+    report = explain(book, "tf_cudart_then_app_error.log")
+    assert report.causes[0].cause == "app_exception"
+    assert all(d.confidence < 0.5 for d in report.causes if d.cause != "app_exception")
+
+
 @pytest.mark.parametrize(
     ("text", "cause"),
     [
