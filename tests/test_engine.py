@@ -99,6 +99,32 @@ def test_cascade_with_its_root_ranks_below_even_when_earlier(book: RuleBook) -> 
     assert report.causes[1].explained_by == ("t-killed",)
 
 
+def test_a_weak_lead_explains_nothing(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "t-nccl-timeout.yaml").write_text(
+        (FIXTURES / "rules/ranking/t-nccl-timeout.yaml").read_text()
+    )
+    weak = (
+        (FIXTURES / "rules/ranking/t-killed.yaml")
+        .read_text()
+        .replace("confidence: 0.6", "confidence: 0.3")
+    )
+    (rules / "t-killed.yaml").write_text(weak)
+    book = load_rulebook([rules], bundled=False)
+    log = tmp_path / "t.log"
+    log.write_text(
+        "[Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)\nKilled\n"
+    )
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    timeout = next(d for d in report.causes if d.rule == "t-nccl-timeout")
+    assert timeout.explained_by == ()
+    assert timeout.confidence == pytest.approx(0.9)
+    assert report.causes[0].rule == "t-nccl-timeout"
+
+
 def test_earlier_event_wins_between_equal_roots(book: RuleBook, tmp_path: Path) -> None:
     log = tmp_path / "two.log"
     log.write_text(

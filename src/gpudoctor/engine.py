@@ -7,7 +7,8 @@ facts. A rule without patterns fires when all its conditions hold on the facts a
 Confidence. A number in [0, 1]: gpudoctor's estimate of the probability that this diagnosis
 names what killed the job. It starts at the rule's prior ``confidence``, moves by each
 ``adjust`` entry whose condition holds, is raised when a ``confirmation`` rule of the same cause
-also fired (halfway to 1) and halved when another firing rule ``explains`` it. Read it as:
+also fired (halfway to 1) and halved when another firing rule with confidence ≥ 0.5
+``explains`` it (a weak lead demotes nothing). Read it as:
 ≥ 0.8 the cause, with little doubt; 0.5-0.8 likely; below 0.5 a lead worth checking.
 
 Merging. Confirmations of one cause count once: they are gathered into the strongest of them,
@@ -40,6 +41,7 @@ from gpudoctor.units import Version, format_size
 
 MAX_EVIDENCE = 4
 EXPLAINED_FACTOR = 0.5
+EXPLAINER_MIN_CONFIDENCE = 0.5
 
 
 @dataclass
@@ -282,7 +284,12 @@ def _absorb(target: Finding, other: Finding) -> None:
 
 
 def _mark_explained(findings: list[Finding]) -> None:
-    explainers = [f for f in findings if f.rule.role is not Role.ADVICE]
+    # A weak lead does not get to demote other findings: only a likely cause explains.
+    explainers = [
+        f
+        for f in findings
+        if f.rule.role is not Role.ADVICE and f.confidence >= EXPLAINER_MIN_CONFIDENCE
+    ]
     for finding in findings:
         if finding.rule.role is Role.ADVICE:
             continue
