@@ -152,6 +152,13 @@ def test_facts_only_rule_with_adjustment(book: RuleBook) -> None:
     assert report.causes[0].rule == "t-gpu-lost"  # 0.9 beats Killed's 0.6
 
 
+def test_facts_that_say_no_are_not_evidence(book: RuleBook) -> None:
+    report = explain(book, "killed.log", facts={"gpu_lost_count": 2, "xid_codes": []})
+    lost = next(d for d in report.causes if d.rule == "t-gpu-lost")
+    assert [(e.fact, e.value) for e in lost.evidence] == [("gpu_lost_count", 2)]
+    assert lost.confidence == pytest.approx(0.7)
+
+
 def test_unknown_facts_make_conditions_false(book: RuleBook) -> None:
     report = explain(book, "killed.log")
     assert [d.rule for d in report.causes] == ["t-killed"]

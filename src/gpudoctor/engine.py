@@ -186,7 +186,7 @@ def _finding(
     fact_evidence = [
         Evidence(source="facts", fact=name, value=_plain(facts[name]))
         for name in tested
-        if name in facts and facts[name] is not None and name not in values
+        if _is_evidence(facts.get(name)) and name not in values
     ]
     for evidence in fact_evidence:
         assert evidence.fact is not None
@@ -203,6 +203,13 @@ def _finding(
         notes=notes,
         fact_evidence=fact_evidence,
     )
+
+
+def _is_evidence(value: object) -> bool:
+    """A tested fact worth showing: known, and not a plain "no" (False, an empty list)."""
+    if value is None or value is False:
+        return False
+    return not (isinstance(value, (list, tuple, dict, str)) and not value)
 
 
 def _template_names(rule: Rule) -> set[str]:
