@@ -49,7 +49,12 @@ def cache_dir() -> Path | None:
     explicit = os.environ.get("GPUDOCTOR_CACHE_DIR")
     if explicit:
         return Path(explicit)
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    base = os.environ.get("XDG_CACHE_HOME")
+    if not base:
+        try:
+            base = str(Path.home() / ".cache")
+        except RuntimeError:  # no HOME and no passwd entry (some containers): no cache
+            return None
     return Path(base) / "gpudoctor"
 
 
