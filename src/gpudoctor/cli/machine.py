@@ -81,6 +81,14 @@ def snapshot_inputs(snapshot: Snapshot, name: str) -> list[InputSummary]:
     return summaries
 
 
+since_option = click.option(
+    "--since",
+    default="boot",
+    show_default=True,
+    help="Kernel log window of the live snapshot: 30m, 2h, 1d, or boot.",
+)
+
+
 @click.command(short_help="Record the GPUs, host, CUDA runtimes and kernel log (JSON).")
 @click.option(
     "-o",
@@ -91,9 +99,7 @@ def snapshot_inputs(snapshot: Snapshot, name: str) -> list[InputSummary]:
 @click.option(
     "--format", "fmt", type=click.Choice(("json", "text")), default="json", show_default=True
 )
-@click.option(
-    "--since", default="boot", show_default=True, help="Kernel log window: 30m, 2h, 1d, or boot."
-)
+@since_option
 @click.option("--width", type=click.IntRange(40, 400), default=100, show_default=True)
 def snapshot(output: Path | None, fmt: str, since: str, width: int) -> None:  # fmt: skip
     """Record the machine's state: GPUs (NVML), host, CUDA runtimes, kernel log.
@@ -147,12 +153,7 @@ def expand_logs(patterns: tuple[str, ...]) -> list[str]:
     type=click.Path(dir_okay=False, path_type=Path),
     help="Use a saved snapshot instead of collecting one now.",
 )
-@click.option(
-    "--since",
-    default="boot",
-    show_default=True,
-    help="Kernel log window for the live snapshot: 30m, 2h, 1d, or boot.",
-)
+@since_option
 @output_options
 def diagnose(logs: tuple[str, ...], snapshot_path: Path | None, since: str, **options: Any) -> None:
     """Diagnose a crash on the machine where it happened: a live snapshot (GPUs, host, kernel
