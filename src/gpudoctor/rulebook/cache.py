@@ -63,7 +63,7 @@ def cache_key(files: Sequence[Path]) -> str:
     parts = [__version__]
     for file in files:
         stat = file.stat()
-        parts.append(f"{file.resolve()}\0{stat.st_size}\0{stat.st_mtime_ns}")
+        parts.append(f"{os.path.abspath(file)}\0{stat.st_size}\0{stat.st_mtime_ns}")
     text = "\n".join(parts).encode()
     # Two 32-bit checksums (zlib is already loaded; hashlib would cost start-up time).
     return f"{zlib.crc32(text):08x}{zlib.adler32(text):08x}{len(text):x}"
