@@ -16,7 +16,8 @@ Semantics rule authors rely on:
   ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
   ``first("pattern_id", "capture")`` and ``last("pattern_id", "capture")`` (a capture of the
   first or last line that pattern matched, e.g. the epoch a job had reached),
-  ``gib(n)``/``mib(n)`` (bytes), ``len``, ``min``, ``max``, ``abs``, ``any``, ``all``.
+  ``gib(n)``/``mib(n)`` (bytes), ``str``, ``int``, ``float``, ``round``, ``len``, ``min``,
+  ``max``, ``abs``, ``any``, ``all``.
 """
 
 from __future__ import annotations
@@ -40,6 +41,10 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "version": _version,
     "gib": lambda n: n * (1 << 30),
     "mib": lambda n: n * (1 << 20),
+    "str": str,
+    "int": int,
+    "float": float,
+    "round": round,
     "len": len,
     "min": min,
     "max": max,
