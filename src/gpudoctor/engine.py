@@ -54,6 +54,8 @@ class Finding:
     values: dict[str, FactValue]
     confidence: float
     notes: list[str] = field(default_factory=list)
+    matches_at_least: bool = False
+    """``matches`` is a lower bound: a pattern matched too many lines to count them all."""
     fact_evidence: list[Evidence] = field(default_factory=list)
     explained_by: list[str] = field(default_factory=list)
 
@@ -86,6 +88,7 @@ def evaluate_rule(
     counts = {pid: (h.count if h else 0) for pid, h in by_pattern.items()}
     events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
     functions = _pattern_functions(counts, events_by_pattern)
+    saturated = any(h is not None and h.saturated for h in by_pattern.values())
     if not rule.patterns:
         evaluator = _evaluator(rule, facts, {}, functions)
         if not rule.conditions or not all(evaluator.holds(c) for c in rule.conditions):
@@ -103,7 +106,9 @@ def evaluate_rule(
         evaluator = _evaluator(rule, facts, captures, functions)
         if not all(evaluator.holds(c) for c in rule.conditions):
             return None
-        return _finding(rule, firsts, max(counts.values()), evaluator, captures, facts)
+        finding = _finding(rule, firsts, max(counts.values()), evaluator, captures, facts)
+        finding.matches_at_least = saturated
+        return finding
 
     events = _one_per_line(e for evs in events_by_pattern.values() for e in evs)
     satisfied: list[tuple[Event, Evaluator]] = []
@@ -117,9 +122,11 @@ def evaluate_rule(
     matches = len(satisfied)
     if len(satisfied) == len(events):  # every kept event held: count the ones not kept too
         matches = max(matches, max(counts.values()))
-    return _finding(
+    finding = _finding(
         rule, [e for e, _ in satisfied], matches, first_evaluator, dict(first_event.captures), facts
     )
+    finding.matches_at_least = saturated
+    return finding
 
 
 def _pattern_functions(
@@ -281,6 +288,7 @@ def _absorb(target: Finding, other: Finding) -> None:
     """Add another finding's evidence and values to ``target``."""
     target.events = sorted([*target.events, *other.events], key=lambda e: e.order)
     target.matches += other.matches
+    target.matches_at_least = target.matches_at_least or other.matches_at_least
     known = {(e.fact, repr(e.value)) for e in target.fact_evidence}
     target.fact_evidence.extend(
         e for e in other.fact_evidence if (e.fact, repr(e.value)) not in known
@@ -357,6 +365,7 @@ def _diagnosis(rank_no: int, finding: Finding) -> Diagnosis:
         explanation=render_template(rule.explanation, finding.values).strip(),
         evidence=tuple(evidence),
         matches=finding.matches,
+        matches_at_least=finding.matches_at_least,
         facts=dict(finding.values),
         fix=tuple(render_template(step, finding.values) for step in rule.fix),
         references=rule.references,

@@ -52,6 +52,8 @@ class Diagnosis:
     references: tuple[str, ...]
     explained_by: tuple[str, ...] = ()
     notes: tuple[str, ...] = ()
+    matches_at_least: bool = False
+    """``matches`` is a lower bound (a pattern matched too many lines to count them all)."""
 
     @property
     def is_cause(self) -> bool:
@@ -71,6 +73,7 @@ class Diagnosis:
             "explanation": self.explanation,
             "evidence": [e.to_dict() for e in self.evidence],
             "matches": self.matches,
+            "matches_at_least": self.matches_at_least,
             "facts": dict(self.facts),
             "fix": list(self.fix),
             "references": list(self.references),

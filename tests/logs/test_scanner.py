@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 
+import pytest
+
+from gpudoctor.logs import reader as reader_module
+from gpudoctor.logs import scanner as scanner_module
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import (
     KEEP_FIRST,
@@ -96,3 +100,26 @@ def test_convert_capture_rejects_garbage() -> None:
     assert convert_capture("0x1f", CaptureType.INT) == 31
     assert convert_capture("12.5 MiB", CaptureType.SIZE) == int(12.5 * 1024 * 1024)
     assert convert_capture("n/a", CaptureType.VERSION) is None
+
+
+def test_a_pattern_on_every_line_saturates_but_keeps_the_true_last_lines(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(scanner_module, "SATURATION", 50)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 4096)
+    data = b"".join(b"epoch %d step %d loss 0.1\n" % (i // 100, i) for i in range(20_000))
+    hits = scan(
+        [PatternSpec("r/e", r"epoch (?P<epoch>\d+)", captures={"epoch": CaptureType.INT})], data
+    ).hits["r/e"]
+    assert hits.saturated
+    assert 50 <= hits.count < 20_000
+    assert [e.line for e in hits.first] == [1, 2, 3, 4, 5]
+    assert [e.line for e in hits.last] == [19_996, 19_997, 19_998, 19_999, 20_000]
+    assert hits.last[-1].captures["epoch"] == 199
+    assert hits.last[-1].text == "epoch 199 step 19999 loss 0.1"
+
+
+def test_rare_patterns_are_counted_exactly() -> None:
+    data = b"".join(b"line %d\n" % i for i in range(3000)) + b"Killed\n"
+    hits = scan([PatternSpec("r/k", r"^Killed$")], data).hits["r/k"]
+    assert (hits.count, hits.saturated) == (1, False)

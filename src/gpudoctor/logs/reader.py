@@ -44,6 +44,8 @@ class Block:
     source: str
     first_line: int
     data: bytes
+    line_count: int = 1
+    """How many lines ``data`` holds (its newlines)."""
 
 
 @dataclass
@@ -185,7 +187,7 @@ def _blocks(chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
         whole = b"".join((carry, memoryview(chunk)[: last_newline + 1]))
         carry = chunk[last_newline + 1 :]
         count = whole.count(b"\n")
-        yield Block(stats.name, line_no, clean(whole))
+        yield Block(stats.name, line_no, clean(whole), count)
         line_no += count
         stats.lines += count
         if len(carry) > MAX_LINE_BYTES:

@@ -9,7 +9,8 @@ line by line for their matches and captures. Lines that match nothing are never 
 A match becomes an :class:`Event` with the source, the line number, the decoded line and the
 typed captures. The scanner keeps the first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST`
 events of each pattern and counts the rest, so memory is bounded however often a pattern
-occurs.
+occurs; a pattern that matches more than :data:`SATURATION` lines (an epoch counter on every
+line) is then only searched at the end of each block, so time stays bounded too.
 """
 
 from __future__ import annotations
@@ -26,6 +27,12 @@ from gpudoctor.units import Version, parse_size, parse_version
 
 KEEP_FIRST = 5
 KEEP_LAST = 5
+SATURATION = 1000
+"""Matching lines of one pattern counted exactly; past this, only each block's last ones."""
+TAIL_WINDOW = 1 << 10
+MAX_TAIL_WINDOW = 256 << 10
+"""A saturated pattern's last matches are searched backwards from a block's end in windows
+growing from :data:`TAIL_WINDOW` to :data:`MAX_TAIL_WINDOW` bytes."""
 MAX_EVIDENCE_CHARS = 1000
 """Longest line text kept in an event; longer lines are shortened with an ellipsis."""
 
@@ -106,11 +113,16 @@ class Event:
 
 @dataclass
 class PatternHits:
-    """The events kept for one pattern, and how many there were in all."""
+    """The events kept for one pattern, and how many there were in all.
+
+    ``count`` is exact while ``saturated`` is false; past :data:`SATURATION` matching lines
+    only each block's last matches are looked at, and ``count`` is a lower bound.
+    """
 
     first: list[Event] = field(default_factory=list)
     last: deque[Event] = field(default_factory=lambda: deque(maxlen=KEEP_LAST))
     count: int = 0
+    saturated: bool = False
 
     def add(self, event: Event) -> None:
         self.count += 1
@@ -122,6 +134,29 @@ class PatternHits:
     def events(self) -> list[Event]:
         """Kept events in reading order (first ones, then last ones)."""
         return [*self.first, *self.last]
+
+
+def _line_match(
+    regex: re2._Regexp, data: bytes, pos: int, endpos: int | None = None
+) -> tuple[re2._Match, int, int] | None:
+    """The next match at or after ``pos`` that lies within one line: (match, line start, line
+    end), or ``None``."""
+    limit = len(data) if endpos is None else endpos
+    while pos < limit:
+        match = regex.search(data, pos, limit)
+        if match is None:
+            return None
+        start = data.rfind(b"\n", 0, match.start()) + 1
+        end = data.find(b"\n", match.start())
+        if end < 0:
+            end = len(data)
+        if match.end() <= end:
+            return match, start, end
+        match = regex.search(data, start, end)  # the match ran past the line: the line alone
+        if match is not None:
+            return match, start, end
+        pos = end + 1
+    return None
 
 
 class Scanner:
@@ -164,20 +199,48 @@ class Scanner:
         line_no = block.first_line
         size = len(data)
         while pos < size:
-            match = regex.search(data, pos)
-            if match is None:
+            if hits.count >= SATURATION:
+                hits.saturated = True
+                self._scan_tail(spec, regex, block, pos, input_index)
                 return
-            start = data.rfind(b"\n", 0, match.start()) + 1
-            end = data.find(b"\n", match.start())
-            if match.end() > end:  # the match ran past the line: check the line alone
-                match = regex.search(data, start, end)
-                if match is None:
-                    pos = end + 1
-                    continue
+            found = _line_match(regex, data, pos)
+            if found is None:
+                return
+            match, start, end = found
             line_no += data.count(b"\n", counted_to, start)
             counted_to = start
             hits.add(self._event(spec, match, block, line_no, data[start:end], input_index))
             pos = end + 1
+
+    def _scan_tail(
+        self, spec: PatternSpec, regex: re2._Regexp, block: Block, pos: int, input_index: int
+    ) -> None:
+        """For a pattern past :data:`SATURATION`: keep only the block's last matches, found by
+        searching windows backwards from the end, so that a pattern matching every line costs
+        no more than one that matches a few."""
+        data = block.data
+        hits = self.hits[spec.key]
+        window_end = len(data)
+        window = TAIL_WINDOW
+        found: list[tuple[re2._Match, int, int]] = []
+        while window_end > pos and len(found) < KEEP_LAST:
+            window_start = max(pos, data.rfind(b"\n", pos, max(pos, window_end - window)) + 1)
+            window = min(window * 4, MAX_TAIL_WINDOW)
+            in_window = []
+            cursor = window_start
+            while cursor < window_end:
+                match = _line_match(regex, data, cursor, window_end)
+                if match is None:
+                    break
+                in_window.append(match)
+                cursor = match[2] + 1
+            found = in_window + found
+            window_end = window_start
+        # Line numbers counted backwards from the block's end: the tail is short.
+        last_line = block.first_line + block.line_count - 1
+        for match, start, end in found[-KEEP_LAST:]:
+            line_no = last_line - data.count(b"\n", end + 1)
+            hits.add(self._event(spec, match, block, line_no, data[start:end], input_index))
 
     @staticmethod
     def _event(

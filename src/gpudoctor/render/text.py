@@ -93,7 +93,8 @@ def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
                 out.line(f"{indent}  {where}", "cyan")
                 _wrapped(out, _shorten(text, EVIDENCE_CHARS), width, indent + "    ")
     if d.matches > sum(1 for ev in d.evidence if ev.fact is None) > 0:
-        out.line(f"{indent}  ({d.matches} matching lines in all)", "dim")
+        count = f"{d.matches}+" if d.matches_at_least else str(d.matches)
+        out.line(f"{indent}  ({count} matching lines in all)", "dim")
     out.line(f"{indent}Fix:", "bold")
     for number, step in enumerate(d.fix, start=1):
         _wrapped(out, f"{number}. {step}", width, indent + "  ", hang=3)
