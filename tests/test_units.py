@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.units import Version, format_size, parse_size, parse_version
+from gpudoctor.units import format_size, parse_size
+from gpudoctor.version_numbers import Version, parse_version
 
 
 @pytest.mark.parametrize(

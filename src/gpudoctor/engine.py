@@ -37,7 +37,8 @@ from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.report import Diagnosis, Evidence, FactValue
 from gpudoctor.rulebook.conditions import Evaluator, names_in
 from gpudoctor.rulebook.model import MatchMode, Role, Rule
-from gpudoctor.units import Version, format_size
+from gpudoctor.units import format_size
+from gpudoctor.version_numbers import Version
 
 MAX_EVIDENCE = 4
 EXPLAINED_FACTOR = 0.5

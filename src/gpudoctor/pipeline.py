@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from gpudoctor.engine import evaluate, rank
-from gpudoctor.facts import assemble_facts
+from gpudoctor.facts.assemble import assemble_facts
+from gpudoctor.facts.pasted import TEXT_FACT_PATTERNS, facts_from_hits
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
-from gpudoctor.textfacts import TEXT_FACT_PATTERNS, facts_from_hits
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,7 @@ from gpudoctor.compat import (
     parse_compute_capability,
     torch_compiled_archs,
 )
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 NATIVE = ArchStatus.NATIVE
 PTX_JIT = ArchStatus.PTX_JIT

@@ -11,7 +11,7 @@ from gpudoctor.compat import (
     minimum_driver_for,
     minor_compat_floor,
 )
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 FULL = RuntimeStatus.FULL
 MINOR = RuntimeStatus.MINOR_VERSION_COMPAT

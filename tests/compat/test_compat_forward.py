@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor.compat import CompatPackageStatus, compat_package_status, driver_supports_runtime
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 C = CompatPackageStatus.COMPATIBLE
 NA = CompatPackageStatus.NOT_NEEDED

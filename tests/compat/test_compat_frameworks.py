@@ -13,7 +13,7 @@ from gpudoctor.compat import (
     torch_compiled_archs,
     torch_cuda_flavour,
 )
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 
 @pytest.mark.parametrize(

@@ -17,7 +17,7 @@ from gpudoctor.compat.tables import (
     gpu_table,
     parse_table,
 )
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 EXPECTED_TABLES = {
     "cuda_driver",

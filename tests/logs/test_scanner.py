@@ -17,7 +17,7 @@ from gpudoctor.logs.scanner import (
     Scanner,
     convert_capture,
 )
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 
 def scan(specs: list[PatternSpec], data: bytes) -> Scanner:

@@ -21,12 +21,13 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.facts.machine import snapshot_facts
 from gpudoctor.pipeline import LogInput, ScanResult, build_report, make_scanner, scan_logs
 from gpudoctor.report import Diagnosis, Report
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.rulebook.model import Role
 from gpudoctor.rulebook.selftest import run_examples
-from gpudoctor.snapshot import collect_snapshot, load_snapshot, scenario_names, snapshot_facts
+from gpudoctor.snapshot import collect_snapshot, load_snapshot, scenario_names
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "snapshots"
 LOGS = FIXTURES / "logs"

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.facts.machine import snapshot_facts
 from gpudoctor.render.snapshot_text import render_snapshot_text
-from gpudoctor.snapshot import collect_snapshot, snapshot_facts
+from gpudoctor.snapshot import collect_snapshot
 from gpudoctor.snapshot.kernel_reader import lines_reader
 
 pytestmark = pytest.mark.skipif(

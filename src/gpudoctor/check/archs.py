@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 from gpudoctor.check.context import CheckContext
 from gpudoctor.check.model import CheckResult, Status, worst
 from gpudoctor.snapshot.model import FrameworkInfo, GpuInfo
-from gpudoctor.units import Version, parse_version
+from gpudoctor.version_numbers import Version, parse_version
 
 if TYPE_CHECKING:
     from gpudoctor.compat import ArchList

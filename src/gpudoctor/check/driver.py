@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from gpudoctor.check.context import CheckContext
 from gpudoctor.check.model import CheckResult, Status, worst
 from gpudoctor.snapshot.model import VersionsInfo
-from gpudoctor.units import Version, parse_version
+from gpudoctor.version_numbers import Version, parse_version
 
 if TYPE_CHECKING:
     from gpudoctor.compat import RuntimeSupport

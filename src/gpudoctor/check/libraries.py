@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from gpudoctor.check.context import CheckContext
 from gpudoctor.check.model import CheckResult, Status, worst
 from gpudoctor.snapshot.model import VersionsInfo
-from gpudoctor.units import parse_version
+from gpudoctor.version_numbers import parse_version
 
 if TYPE_CHECKING:
     pass

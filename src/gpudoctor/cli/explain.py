@@ -85,7 +85,7 @@ def report_and_exit(
     extra: list[InputSummary] = []
     if snapshot is not None:
         from gpudoctor.cli.machine import snapshot_inputs
-        from gpudoctor.snapshot import snapshot_facts
+        from gpudoctor.facts.machine import snapshot_facts
 
         facts = snapshot_facts(snapshot)
         extra = snapshot_inputs(snapshot, snapshot_name)

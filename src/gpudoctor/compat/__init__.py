@@ -8,7 +8,7 @@ tables) and return a plain value or a frozen result with a status, a ``reason`` 
 :mod:`.archs` (compiled architectures vs. compute capability), :mod:`.gpus` and
 :mod:`.forward` (GPU identity, forward compatibility), :mod:`.frameworks` (PyTorch,
 TensorFlow, JAX builds), :mod:`.packages` (CUDA majors mixed in one environment) — and are
-all exported here. :func:`compat_facts` turns raw facts into the flat facts rules test.
+all exported here. :mod:`gpudoctor.facts.compat` turns them into the flat facts rules test.
 """
 
 from __future__ import annotations
@@ -30,7 +30,6 @@ from gpudoctor.compat.driver import (
     minimum_driver_for,
     minor_compat_floor,
 )
-from gpudoctor.compat.facts import COMPAT_FACT_NAMES, compat_facts
 from gpudoctor.compat.forward import (
     CompatPackageStatus,
     compat_package_status,
@@ -56,7 +55,6 @@ from gpudoctor.compat.packages import CudaMajorConflict, cuda_major_conflicts
 from gpudoctor.compat.tables import load_all_tables, table_versions
 
 __all__ = [
-    "COMPAT_FACT_NAMES",
     "ArchList",
     "ArchStatus",
     "ArchSupport",
@@ -67,7 +65,6 @@ __all__ = [
     "RuntimeStatus",
     "RuntimeSupport",
     "arch_supported",
-    "compat_facts",
     "compat_package_status",
     "compute_capability_for_gpu",
     "cuda_major_conflicts",

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from typing import TypeVar
 
 from gpudoctor.errors import GpudoctorError
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 _VERSION_TEXT = re.compile(r"^\d+(?:\.\d+)*$")
 _T = TypeVar("_T")

@@ -36,7 +36,7 @@ from gpudoctor.compat.model import (
     TorchBuildsTable,
     TorchRelease,
 )
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 _META = frozenset({"table", "version", "sources"})
 _TABLE_VERSION = re.compile(r"^\d{4}\.\d{2}(?:\.\d+)?$")

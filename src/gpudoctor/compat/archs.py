@@ -21,7 +21,7 @@ from enum import Enum
 
 from gpudoctor.compat.driver import minimum_driver_for
 from gpudoctor.compat.tables import torch_builds_table
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 __all__ = [
     "ArchList",

@@ -20,7 +20,7 @@ from enum import Enum
 
 from gpudoctor.compat.forward import CompatPackageStatus, compat_package_status
 from gpudoctor.compat.tables import cuda_driver_table, driver_branch_table
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 __all__ = [
     "RuntimeStatus",

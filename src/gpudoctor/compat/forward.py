@@ -12,7 +12,7 @@ from enum import Enum
 
 from gpudoctor.compat.gpus import gpu_category
 from gpudoctor.compat.tables import forward_compat_table
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 __all__ = ["CompatPackageStatus", "compat_package_status", "forward_compat_possible"]
 

@@ -14,7 +14,7 @@ import re
 from gpudoctor.compat.archs import ArchList, ArchStatus, arch_supported
 from gpudoctor.compat.model import JaxPlugin, TfBuild, TorchArchEntry
 from gpudoctor.compat.tables import jax_builds_table, tf_builds_table, torch_builds_table
-from gpudoctor.units import Version, parse_version_parts
+from gpudoctor.version_numbers import Version, parse_version_parts
 
 __all__ = [
     "flavour_cuda_version",

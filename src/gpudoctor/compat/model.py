@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass
 from enum import Enum
 
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 
 @dataclass(frozen=True)

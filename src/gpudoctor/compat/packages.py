@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gpudoctor.compat.tables import torch_builds_table
-from gpudoctor.units import Version
+from gpudoctor.version_numbers import Version
 
 __all__ = ["CudaMajorConflict", "cuda_major_conflicts", "library_cuda_major"]
 

@@ -23,7 +23,8 @@ from dataclasses import dataclass, field
 import re2
 
 from gpudoctor.logs.reader import Block, decode
-from gpudoctor.units import Version, parse_size, parse_version
+from gpudoctor.units import parse_size
+from gpudoctor.version_numbers import Version, parse_version
 
 KEEP_FIRST = 5
 KEEP_LAST = 5

@@ -26,7 +26,7 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from gpudoctor.units import Version, parse_version
+from gpudoctor.version_numbers import Version, parse_version
 
 
 def _version(value: object) -> Version | None:

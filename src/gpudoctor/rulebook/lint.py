@@ -427,7 +427,7 @@ def _pattern_warnings(
 
 
 def _undefined_template_names(rule: Rule) -> set[str]:
-    from gpudoctor.facts import known_fact_names
+    from gpudoctor.facts.assemble import known_fact_names
 
     defined = set(rule.derived) | known_fact_names()
     for pattern in rule.patterns:

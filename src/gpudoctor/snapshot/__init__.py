@@ -2,7 +2,9 @@
 
 Public API::
 
-    from gpudoctor.snapshot import collect_snapshot, load_snapshot, Snapshot, snapshot_facts
+    from gpudoctor.snapshot import collect_snapshot, load_snapshot, Snapshot
+
+Its facts for rules are made by :mod:`gpudoctor.facts.machine`.
 """
 
 from __future__ import annotations
@@ -10,7 +12,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from gpudoctor.snapshot.collect import FAKE_NVML_ENV, collect_snapshot
-from gpudoctor.snapshot.facts import FACT_NAMES, snapshot_facts
 from gpudoctor.snapshot.model import (
     SCHEMA,
     CudaPackage,
@@ -28,7 +29,6 @@ from gpudoctor.snapshot.model import (
 )
 
 __all__ = [
-    "FACT_NAMES",
     "FAKE_NVML_ENV",
     "SCHEMA",
     "CudaPackage",
@@ -46,7 +46,6 @@ __all__ = [
     "collect_snapshot",
     "load_snapshot",
     "scenario_names",
-    "snapshot_facts",
 ]
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ anything more (a lost GPU can take seconds per call) and every remaining field i
 
 Units: NVML gives power in milliwatts (converted to W), memory in bytes, clocks in MHz,
 temperatures in °C. Equivalent ``nvidia-smi`` queries are listed in
-:mod:`gpudoctor.snapshot.facts`.
+:mod:`gpudoctor.facts.machine`.
 """
 
 from __future__ import annotations

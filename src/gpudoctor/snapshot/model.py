@@ -4,7 +4,7 @@ A :class:`Snapshot` holds what gpudoctor could learn about the GPUs (through NVM
 driver, the installed CUDA runtimes, the host, and the kernel log, at one moment. Every
 value that could not be read is ``None`` and its record's ``unavailable`` mapping says why
 (``{"power_draw_w": "NotSupported"}``). The record is plain data: collectors build it,
-:mod:`gpudoctor.snapshot.facts` flattens it, renderers print it.
+:mod:`gpudoctor.facts.machine` flattens it, renderers print it.
 
 Serialisation is generic over the dataclasses below: :meth:`Snapshot.to_dict` gives JSON
 types only, :meth:`Snapshot.from_dict` checks every value's type against the field

@@ -42,7 +42,7 @@ _COMPAT_INPUTS = (
 def _compat(facts: Mapping[str, object]) -> dict[str, object]:
     if not any(facts.get(name) for name in _COMPAT_INPUTS):
         return {}  # nothing to check: skip loading the tables
-    from gpudoctor.compat.facts import compat_facts
+    from gpudoctor.facts.compat import compat_facts
 
     return dict(compat_facts(facts))
 
@@ -57,8 +57,8 @@ def _plain(value: object) -> FactValue:
 
 def known_fact_names() -> frozenset[str]:
     """Every fact name some source can produce (for ``rules lint``)."""
-    from gpudoctor.compat import COMPAT_FACT_NAMES
-    from gpudoctor.snapshot import FACT_NAMES
-    from gpudoctor.textfacts import text_fact_names
+    from gpudoctor.facts.compat import COMPAT_FACT_NAMES
+    from gpudoctor.facts.machine import FACT_NAMES
+    from gpudoctor.facts.pasted import text_fact_names
 
     return frozenset(FACT_NAMES) | frozenset(COMPAT_FACT_NAMES) | text_fact_names()

@@ -7,8 +7,9 @@ from collections.abc import Callable
 
 import pytest
 
-from gpudoctor.snapshot import FACT_NAMES, Snapshot, snapshot_facts
-from gpudoctor.snapshot import facts as facts_module
+from gpudoctor.facts import machine as facts_module
+from gpudoctor.facts.machine import FACT_NAMES, snapshot_facts
+from gpudoctor.snapshot import Snapshot
 from gpudoctor.snapshot.model import DriverInfo
 
 Collect = Callable[[str], Snapshot]

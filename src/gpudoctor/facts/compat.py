@@ -42,7 +42,7 @@ from gpudoctor.compat.frameworks import (
     torch_cuda_flavour,
 )
 from gpudoctor.compat.gpus import compute_capability_for_gpu, is_datacenter_gpu
-from gpudoctor.units import Version, parse_version
+from gpudoctor.version_numbers import Version, parse_version
 
 __all__ = ["COMPAT_FACT_NAMES", "compat_facts"]
 

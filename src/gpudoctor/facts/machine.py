@@ -218,7 +218,7 @@ from collections.abc import Iterable
 from typing import Union
 
 from gpudoctor.snapshot.model import GPU_ERROR, GpuInfo, Snapshot
-from gpudoctor.units import parse_version
+from gpudoctor.version_numbers import parse_version
 
 FactValue = Union[bool, int, float, str, None, list[int], list[str]]  # noqa: UP007
 

@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from gpudoctor.compat import COMPAT_FACT_NAMES, compat_facts
-from gpudoctor.units import Version
+from gpudoctor.facts.compat import COMPAT_FACT_NAMES, compat_facts
+from gpudoctor.version_numbers import Version
 
 
 def test_all_names_present_and_unknown_without_input() -> None:

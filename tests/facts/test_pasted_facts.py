@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
+from gpudoctor.facts.pasted import TEXT_FACT_PATTERNS, facts_from_hits
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import Scanner
-from gpudoctor.textfacts import TEXT_FACT_PATTERNS, facts_from_hits
 
 SMI_NEW = """\
 +---------------------------------------------------------------------------------------+
