@@ -18,6 +18,7 @@ from gpudoctor.snapshot import (
     DriverInfo,
     FrameworkInfo,
     GpuInfo,
+    ScenarioSource,
     Snapshot,
     VersionsInfo,
     collect_snapshot,
@@ -28,7 +29,7 @@ FIXED_NOW = datetime(2026, 11, 2, 9, 30, 0, tzinfo=timezone.utc)
 
 
 def _scenario(name: str) -> Snapshot:
-    return collect_snapshot(env={"GPUDOCTOR_FAKE_NVML": name}, now=FIXED_NOW, kernel_log_readers=[])
+    return collect_snapshot(source=ScenarioSource(name), now=FIXED_NOW, read_kernel_log=False)
 
 
 def _base() -> Snapshot:

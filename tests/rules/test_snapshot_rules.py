@@ -1,11 +1,10 @@
 """The snapshot rules (``rules/snapshot-*.yaml``) on every fake NVML scenario and with logs.
 
 Each scenario is collected the way ``gpudoctor diagnose`` collects it (``GPUDOCTOR_FAKE_NVML``
-set, ``collect_snapshot()``), then run through the whole pack with no logs. The host and the
-installed packages of the machine running the tests must not leak in (a CI container with a
-64 MiB /dev/shm or ``ulimit -n 1024`` would add leads), so the host root and the package path
-point at empty folders and the open-files limit is pinned: what a scenario does not pin is
-then unknown, as on a machine where it cannot be read.
+set, ``collect_snapshot()``), then run through the whole pack with no logs. A scenario
+describes the whole machine, so the host and the installed packages of the machine running
+the tests cannot leak in (a CI container with a 64 MiB /dev/shm or ``ulimit -n 1024`` would
+add leads): ``test_this_machine_does_not_leak_into_scenarios`` pins that.
 
 Expected values come from the scenario files in ``src/gpudoctor/snapshot/scenarios/`` and the
 fixture variants in ``tests/fixtures/snapshots/`` (made by its ``make_variants.py``).
@@ -42,20 +41,30 @@ def book() -> RuleBook:
 
 
 @pytest.fixture
-def scenario_facts(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Callable[[str], Facts]:
-    """Collect a fake NVML scenario as ``diagnose`` does, without this machine's host."""
-    (tmp_path / "root").mkdir()
-    (tmp_path / "site").mkdir()
-    monkeypatch.setattr(resource, "getrlimit", lambda _which: (1048576, 1048576))
+def scenario_facts(monkeypatch: pytest.MonkeyPatch) -> Callable[[str], Facts]:
+    """Collect a scenario as ``diagnose`` does (the variable set, ``collect_snapshot()``)."""
 
     def collect(name: str) -> Facts:
         monkeypatch.setenv("GPUDOCTOR_FAKE_NVML", name)
-        snapshot = collect_snapshot(
-            host_root=tmp_path / "root", site_paths=[str(tmp_path / "site")], now=FIXED_NOW
-        )
-        return snapshot_facts(snapshot)
+        return snapshot_facts(collect_snapshot(now=FIXED_NOW))
 
     return collect
+
+
+def test_this_machine_does_not_leak_into_scenarios(
+    monkeypatch: pytest.MonkeyPatch, scenario_facts: Callable[[str], Facts]
+) -> None:
+    # A hostile test machine: tiny limits, a CUDA_VISIBLE_DEVICES of its own.
+    monkeypatch.setattr(resource, "getrlimit", lambda _which: (64, 64))
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "7")
+    monkeypatch.setenv("NCCL_DEBUG", "TRACE")
+    for name in scenario_names():
+        facts = scenario_facts(name)
+        assert facts["ulimit_nofile_soft"] is not None and facts["ulimit_nofile_soft"] >= 4096
+        assert facts["cuda_visible_devices"] != "7", name
+        assert "NCCL_DEBUG" not in facts["nccl_env_vars"] or name in (
+            "gpu-lost", "healthy-8xh100", "ecc-remap-pending",
+        ), name  # fmt: skip
 
 
 def fixture_facts(name: str) -> Facts:

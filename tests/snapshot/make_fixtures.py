@@ -9,12 +9,14 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).parents[1]))
 
-from conftest import FIXTURES, collect_scenario
+from conftest import collect_scenario
 
-#: Scenarios whose host, versions and environment are pinned in the scenario file, so the
-#: fixture does not depend on the machine that generated it.
+FIXTURES = Path(__file__).parent / "fixtures"
+
+#: Scenarios recorded as fixtures (every scenario describes a whole machine, so the files do
+#: not depend on the machine that generated them).
 FIXTURE_SCENARIOS = ("healthy-8xh100", "gpu-lost", "memory-held-by-other")
 
 

@@ -6,10 +6,11 @@ from typing import Any
 
 import pytest
 
-from gpudoctor.snapshot.fake_nvml import FakeNvml, UnknownScenarioError, load_scenario
 from gpudoctor.snapshot.gpus import decode_clock_event_reasons, read_gpu
 from gpudoctor.snapshot.nvml import NvmlSession, error_name, load_pynvml
 from gpudoctor.snapshot.processes import ProcessDetails
+from gpudoctor.snapshot.scenario import UnknownScenarioError, load_scenario
+from gpudoctor.snapshot.scenario_nvml import FakeNvml
 
 
 def _no_process(pid: int) -> ProcessDetails:

@@ -9,7 +9,7 @@ import pytest
 
 from gpudoctor.facts.machine import snapshot_facts
 from gpudoctor.render.snapshot_text import render_snapshot_text
-from gpudoctor.snapshot import collect_snapshot
+from gpudoctor.snapshot import LiveSource, collect_snapshot
 from gpudoctor.snapshot.kernel_reader import lines_reader
 
 pytestmark = pytest.mark.skipif(
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.skipif(
 
 
 def test_no_driver_machine_gives_clear_status(tmp_path: Path) -> None:
-    snap = collect_snapshot(env={}, kernel_log_readers=[lines_reader("test", [])])
+    snap = collect_snapshot(source=LiveSource(env={}, kernel_log_readers=[lines_reader("t", [])]))
     assert snap.driver.status == "library_not_found"
     assert snap.driver.error == "LibraryNotFound"
     assert snap.driver.message is not None
@@ -33,7 +33,5 @@ def test_no_driver_machine_gives_clear_status(tmp_path: Path) -> None:
 
 
 def test_empty_fake_variable_means_real_backend() -> None:
-    snap = collect_snapshot(
-        env={"GPUDOCTOR_FAKE_NVML": ""}, kernel_log_readers=[lines_reader("t", [])]
-    )
+    snap = collect_snapshot(env={"GPUDOCTOR_FAKE_NVML": ""}, read_kernel_log=False)
     assert snap.driver.backend == "nvml"

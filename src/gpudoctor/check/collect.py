@@ -19,12 +19,12 @@ def collect_live(env: Mapping[str, str] | None = None) -> tuple[Snapshot, CheckS
 
     Args:
         env: the environment (default ``os.environ``); ``GPUDOCTOR_FAKE_NVML=<scenario>``
-            in it selects a fake NVML scenario.
+            in it selects a simulated machine instead of this one.
 
     Raises:
         UnknownScenarioError: ``GPUDOCTOR_FAKE_NVML`` names no bundled scenario.
     """
-    snapshot = collect_snapshot(env=env, kernel_log_readers=[])
+    snapshot = collect_snapshot(env=env, read_kernel_log=False)
     source = CheckSource(
         "live",
         hostname=snapshot.host.hostname,

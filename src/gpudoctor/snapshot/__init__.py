@@ -4,6 +4,9 @@ Public API::
 
     from gpudoctor.snapshot import collect_snapshot, load_snapshot, Snapshot
 
+A snapshot is collected from a :class:`MachineSource`: this machine (:class:`LiveSource`) or
+a named scenario (``ScenarioSource``, chosen by ``GPUDOCTOR_FAKE_NVML``).
+
 Its facts for rules are made by :mod:`gpudoctor.facts.machine`.
 """
 
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from gpudoctor.snapshot.codec import MAX_SNAPSHOT_BYTES
 from gpudoctor.snapshot.collect import FAKE_NVML_ENV, collect_snapshot
 from gpudoctor.snapshot.model import (
     SCHEMA,
@@ -27,9 +31,11 @@ from gpudoctor.snapshot.model import (
     VersionsInfo,
     load_snapshot,
 )
+from gpudoctor.snapshot.source import LiveSource, MachineSource, machine_source
 
 __all__ = [
     "FAKE_NVML_ENV",
+    "MAX_SNAPSHOT_BYTES",
     "SCHEMA",
     "CudaPackage",
     "DriverInfo",
@@ -39,26 +45,30 @@ __all__ = [
     "HostInfo",
     "KernelEvent",
     "KernelLogInfo",
+    "LiveSource",
+    "MachineSource",
+    "ScenarioSource",
     "Snapshot",
     "SourceStatus",
     "UnknownScenarioError",
     "VersionsInfo",
     "collect_snapshot",
     "load_snapshot",
+    "machine_source",
     "scenario_names",
 ]
 
 if TYPE_CHECKING:
-    from gpudoctor.snapshot.fake_nvml import UnknownScenarioError, scenario_names
+    from gpudoctor.snapshot.scenario import ScenarioSource, UnknownScenarioError, scenario_names
 
-_FAKE_NVML_NAMES = ("UnknownScenarioError", "scenario_names")
+_SCENARIO_NAMES = ("ScenarioSource", "UnknownScenarioError", "scenario_names")
 
 
 def __getattr__(name: str) -> object:
-    # The fake NVML (and the YAML parser it needs) loads only when asked for: a real run never
-    # needs it, and it would cost every command's start-up.
-    if name in _FAKE_NVML_NAMES:
-        from gpudoctor.snapshot import fake_nvml
+    # The scenarios (and the YAML parser they need) load only when asked for: a real run never
+    # needs them, and they would cost every command's start-up.
+    if name in _SCENARIO_NAMES:
+        from gpudoctor.snapshot import scenario
 
-        return getattr(fake_nvml, name)
+        return getattr(scenario, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

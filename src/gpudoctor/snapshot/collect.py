@@ -1,120 +1,72 @@
-"""Assembling a :class:`~gpudoctor.snapshot.model.Snapshot` from all collectors.
+"""Assembling a :class:`~gpudoctor.snapshot.model.Snapshot` from a machine source.
 
-:func:`collect_snapshot` reads NVML (real or, with ``GPUDOCTOR_FAKE_NVML=<scenario>``, the
-fake), the installed versions, the host and the kernel log. Each part can be injected for
-tests. It runs no package manager and starts at most the ``dmesg``/``journalctl``
-subprocesses (with a short timeout); it never raises for anything it cannot read — that is
-recorded in the snapshot — except for an unknown fake scenario name.
+:func:`collect_snapshot` reads NVML, the installed versions, the host, the environment and
+the kernel log from one :class:`~gpudoctor.snapshot.source.MachineSource`: this machine, or
+the named scenario ``GPUDOCTOR_FAKE_NVML`` selects (:func:`~gpudoctor.snapshot.source.
+machine_source` chooses). It runs no package manager and starts at most the
+``dmesg``/``journalctl`` subprocesses (with a short timeout); it never raises for anything
+it cannot read — that is recorded in the snapshot — except for an unknown scenario name.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
 from typing import Any
 
 from gpudoctor import __version__
 from gpudoctor.snapshot.gpus import collect_gpus
-from gpudoctor.snapshot.host import collect_host
-from gpudoctor.snapshot.kernel_reader import KernelLogReader, collect_kernel_log, lines_reader
-from gpudoctor.snapshot.model import (
-    NVML_OK,
-    DriverInfo,
-    GpuInfo,
-    HostInfo,
-    Snapshot,
-    SourceStatus,
-    VersionsInfo,
-    record_from_dict,
-)
-from gpudoctor.snapshot.nvml import NvmlSession, real_session
-from gpudoctor.snapshot.processes import ProcessInspector, inspect_process
-from gpudoctor.snapshot.versions import collect_environment, collect_versions
+from gpudoctor.snapshot.kernel_reader import collect_kernel_log
+from gpudoctor.snapshot.model import NVML_OK, DriverInfo, GpuInfo, Snapshot, SourceStatus
+from gpudoctor.snapshot.nvml import NvmlSession
+from gpudoctor.snapshot.processes import ProcessInspector
+from gpudoctor.snapshot.source import SCENARIO_ENV, MachineSource, machine_source
 
-FAKE_NVML_ENV = "GPUDOCTOR_FAKE_NVML"
-"""Names a fake NVML scenario to use instead of the real library (tests, demos)."""
+FAKE_NVML_ENV = SCENARIO_ENV
+"""Names a bundled machine scenario to use instead of this machine (tests, demos)."""
 
 
 def collect_snapshot(
     *,
     since: timedelta | None = None,
     env: Mapping[str, str] | None = None,
-    nvml: Any | None = None,
-    process_inspector: ProcessInspector | None = None,
-    kernel_log_readers: Sequence[KernelLogReader] | None = None,
-    host_root: Path = Path("/"),
-    site_paths: list[str] | None = None,
+    source: MachineSource | None = None,
+    read_kernel_log: bool = True,
     now: datetime | None = None,
-    booted_at: datetime | None = None,
 ) -> Snapshot:
-    """Collect a snapshot of this machine.
+    """Collect a snapshot of this machine, or of the scenario ``GPUDOCTOR_FAKE_NVML`` names.
 
     Args:
         since: kernel log window (``None``: since boot).
-        env: environment to read (default ``os.environ``); ``GPUDOCTOR_FAKE_NVML`` in it
-            selects a fake NVML scenario, whose kernel log lines and optional host /
-            versions / environment sections replace the live ones.
-        nvml: an NVML binding to use instead of ``pynvml`` (tests).
-        process_inspector: replaces the psutil process lookup.
-        kernel_log_readers: replaces the dmesg / journalctl / kern.log readers.
-        host_root: filesystem root for host facts.
-        site_paths: where to look for installed packages (default ``sys.path``).
+        env: environment that chooses the source (default ``os.environ``); ignored when
+            ``source`` is given.
+        source: the machine to read (default: :func:`~gpudoctor.snapshot.source.machine_source`).
+        read_kernel_log: ``False`` skips the kernel log (no subprocess), recording why.
         now: the collection time (default: now, UTC).
-        booted_at: boot time for dmesg timestamps (default: from the system).
 
     Raises:
         UnknownScenarioError: ``GPUDOCTOR_FAKE_NVML`` names no bundled scenario.
     """
-    environ = os.environ if env is None else env
+    machine = source if source is not None else machine_source(env)
     current = now or datetime.now(timezone.utc)
     sources: list[SourceStatus] = []
-    scenario: dict[str, Any] | None = None
-    scenario_name = environ.get(FAKE_NVML_ENV, "").strip()
-    if nvml is None and scenario_name:
-        from gpudoctor.snapshot.fake_nvml import FakeNvml, ScenarioProcesses
 
-        fake = FakeNvml.from_name(scenario_name)
-        scenario = fake.scenario
-        nvml = fake
-        if process_inspector is None:
-            process_inspector = ScenarioProcesses(scenario.get("processes"))
-        if kernel_log_readers is None:
-            kernel_log_readers = [
-                lines_reader(f"scenario:{scenario_name}", scenario.get("kernel_log") or [])
-            ]
-
-    if nvml is not None:
-        backend = f"fake:{scenario_name}" if scenario is not None else "custom"
-        session: NvmlSession | None = NvmlSession(nvml, backend)
-        driver_failure = None
-    else:
-        session, driver_failure = real_session()
-    driver, gpus = _collect_nvml(session, driver_failure, process_inspector or inspect_process)
+    session, driver_failure = machine.nvml()
+    driver, gpus = _collect_nvml(session, driver_failure, machine.process_inspector())
     sources.append(SourceStatus("nvml", driver.status == NVML_OK, driver.message))
 
-    if scenario is not None and scenario.get("versions") is not None:
-        versions = record_from_dict(VersionsInfo, scenario["versions"], "versions")
-        sources.append(SourceStatus("versions", True, f"from scenario {scenario_name}"))
-    else:
-        versions = collect_versions(paths=site_paths)
-        sources.append(SourceStatus("package metadata", True))
-
-    if scenario is not None and scenario.get("environment") is not None:
-        environment = {str(k): str(v) for k, v in scenario["environment"].items()}
-    else:
-        environment = collect_environment(environ)
-
-    if scenario is not None and scenario.get("host") is not None:
-        host = record_from_dict(HostInfo, scenario["host"], "host")
-        sources.append(SourceStatus("host", True, f"from scenario {scenario_name}"))
-    else:
-        host, host_sources = collect_host(root=host_root, env=environ)
-        sources.extend(host_sources)
+    versions, version_sources = machine.versions()
+    sources.extend(version_sources)
+    environment, environment_sources = machine.environment()
+    sources.extend(environment_sources)
+    host, host_sources = machine.host()
+    sources.extend(host_sources)
 
     kernel_log, kernel_sources = collect_kernel_log(
-        since, readers=kernel_log_readers, now=current, booted_at=booted_at
+        since,
+        readers=machine.kernel_log_readers() if read_kernel_log else [],
+        now=current,
+        booted_at=machine.boot_time() if read_kernel_log else None,
     )
     sources.extend(kernel_sources)
 

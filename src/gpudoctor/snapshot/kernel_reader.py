@@ -34,11 +34,13 @@ class ReadResult:
     filtered: bool = False
 
 
-#: A reader gets the cutoff time (``None``: everything) and returns a :class:`ReadResult`.
+#: A reader gets the start of the ``--since`` window (``None``: since boot) and returns a
+#: :class:`ReadResult`.
 KernelLogReader = Callable[[datetime | None], ReadResult]
 
 
 def _run(source: str, argv: list[str]) -> ReadResult:
+    """Run ``argv``: its stdout lines, with its stderr as ``reason``; or ``None`` and why."""
     import shutil  # with subprocess below: only when a kernel log is read
 
     if shutil.which(argv[0]) is None:
@@ -61,14 +63,28 @@ def _run(source: str, argv: list[str]) -> ReadResult:
     if proc.returncode != 0:
         detail = err.splitlines()[-1] if err else f"exit status {proc.returncode}"
         return ReadResult(source, None, detail)
-    text = proc.stdout.decode("utf-8", "replace")
-    lines = text.splitlines()
-    # journalctl prints "-- No entries --" or a hint and exits 0 when it cannot see the journal.
-    empty = not [ln for ln in lines if not ln.startswith("-- ")]
-    hidden = "permission" in err.lower() or "not seeing messages" in err.lower()
-    if source == "journalctl" and empty and hidden:
-        return ReadResult(source, None, err.splitlines()[0])
-    return ReadResult(source, lines, filtered=source == "journalctl")
+    return ReadResult(source, proc.stdout.decode("utf-8", "replace").splitlines(), err)
+
+
+def journal_result(run: ReadResult, *, windowed: bool) -> ReadResult:
+    """Judge what ``journalctl -k`` printed (it exits 0 even when it could read nothing).
+
+    Without a journal ("No journal files were found."), without the right to read it, or
+    with no kernel message at all since boot, nothing usable was read: the source is "not
+    read" with journalctl's own words, and the next source is tried. Nothing in a ``--since``
+    window of a journal that is there is a real, empty read.
+    """
+    if run.lines is None:
+        return run
+    entries = [ln for ln in run.lines if ln.strip() and not ln.startswith("-- ")]
+    if entries:
+        return ReadResult(run.source, entries, filtered=True)
+    said = (run.reason or "").splitlines()
+    if said:
+        return ReadResult(run.source, None, said[0])
+    if not windowed:
+        return ReadResult(run.source, None, "no kernel messages for this boot")
+    return ReadResult(run.source, [], filtered=True)
 
 
 def read_dmesg(cutoff: datetime | None) -> ReadResult:
@@ -78,11 +94,11 @@ def read_dmesg(cutoff: datetime | None) -> ReadResult:
 
 
 def read_journalctl(cutoff: datetime | None) -> ReadResult:
-    """Read kernel messages of the current boot with ``journalctl -k``."""
+    """Read kernel messages of the current boot (or since ``cutoff``) with ``journalctl -k``."""
     argv = ["journalctl", "-k", "--no-pager", "-q", "-o", "short-iso"]
     if cutoff is not None:
         argv.append(f"--since=@{int(cutoff.timestamp())}")
-    return _run("journalctl", argv)
+    return journal_result(_run("journalctl", argv), windowed=cutoff is not None)
 
 
 def file_reader(path: str | Path) -> KernelLogReader:
@@ -165,10 +181,11 @@ def collect_kernel_log(
     """
     current = now or datetime.now(timezone.utc)
     booted = booted_at if booted_at is not None else boot_time()
-    cutoff = current - since if since is not None else booted
+    window_start = current - since if since is not None else None
+    cutoff = window_start if window_start is not None else booted
     statuses: list[SourceStatus] = []
     for reader in readers if readers is not None else default_readers():
-        result = reader(cutoff)
+        result = reader(window_start)
         if result.lines is None:
             statuses.append(SourceStatus(f"kernel_log:{result.source}", False, result.reason))
             continue
@@ -192,8 +209,9 @@ def collect_kernel_log(
         )
         return info, statuses
     reasons = "; ".join(f"{s.name.split(':', 1)[1]}: {s.reason}" for s in statuses)
+    why = f"no kernel log source could be read ({reasons})" if statuses else "not read"
     info = KernelLogInfo(
         since_seconds=since.total_seconds() if since is not None else None,
-        unavailable={"events": f"no kernel log source could be read ({reasons})"},
+        unavailable={"events": why},
     )
     return info, statuses

@@ -6,11 +6,12 @@ value that could not be read is ``None`` and its record's ``unavailable`` mappin
 (``{"power_draw_w": "NotSupported"}``). The record is plain data: collectors build it,
 :mod:`gpudoctor.facts.machine` flattens it, renderers print it.
 
-Serialisation is generic over the dataclasses below: :meth:`Snapshot.to_dict` gives JSON
-types only, :meth:`Snapshot.from_dict` checks every value's type against the field
-annotations and raises :class:`~gpudoctor.errors.SnapshotError` naming the offending path.
-The schema id is ``gpudoctor.snapshot/<major>``; a newer major is refused, unknown keys
-(added by a newer minor) are ignored, and missing optional keys take their defaults.
+Serialisation is :mod:`gpudoctor.snapshot.codec`, generic over the dataclasses below:
+:meth:`Snapshot.to_dict` gives JSON types only, :meth:`Snapshot.from_dict` checks every
+value's type against the field annotations and raises
+:class:`~gpudoctor.errors.SnapshotError` naming the offending path. The schema id is
+``gpudoctor.snapshot/<major>``; a newer major is refused, unknown keys (added by a newer
+minor) are ignored, and missing optional keys take their defaults.
 """
 
 from __future__ import annotations
@@ -18,13 +19,19 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, TypeVar, Union
+from typing import Any
 
 from gpudoctor.errors import SnapshotError
+from gpudoctor.snapshot.codec import (
+    PATTERN,
+    kind,
+    parse_json,
+    read_json_file,
+    record_from_dict,
+    to_jsonable,
+)
 
 SCHEMA = "gpudoctor.snapshot/1"
 SCHEMA_MAJOR = 1
@@ -72,7 +79,7 @@ class GpuInfo:
     uuid: str | None = None
     serial: str | None = None
     pci_bus_id: str | None = None
-    compute_capability: str | None = None
+    compute_capability: str | None = field(default=None, metadata={PATTERN: r"\d{1,2}\.\d{1,2}"})
     memory_total_bytes: int | None = None
     memory_used_bytes: int | None = None
     memory_free_bytes: int | None = None
@@ -263,7 +270,7 @@ class Snapshot:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the snapshot as JSON-compatible dicts, lists and scalars."""
-        result = _to_jsonable(self)
+        result = to_jsonable(self)
         assert isinstance(result, dict)
         # The schema id goes first so a reader sees it at the top of the file.
         return {"schema": result.pop("schema"), **result}
@@ -282,28 +289,19 @@ class Snapshot:
         """
         if not isinstance(data, dict):
             raise SnapshotError(
-                f"not a gpudoctor snapshot: expected a JSON object, got {_kind(data)}"
+                f"not a gpudoctor snapshot: expected a JSON object, got {kind(data)}"
             )
         check_schema(data.get("schema"))
-        value = _from_jsonable(cls, data, "")
-        assert isinstance(value, Snapshot)
-        return dataclasses.replace(value, schema=SCHEMA)
+        return dataclasses.replace(record_from_dict(cls, data), schema=SCHEMA)
 
     @classmethod
     def from_json(cls, text: str) -> Snapshot:
         """Parse JSON text written by :meth:`to_json`.
 
         Raises:
-            SnapshotError: invalid JSON or an invalid snapshot.
+            SnapshotError: invalid JSON (``NaN`` included) or an invalid snapshot.
         """
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise SnapshotError(
-                f"not a gpudoctor snapshot: invalid JSON at line {exc.lineno} column {exc.colno}: "
-                f"{exc.msg}"
-            ) from None
-        return cls.from_dict(data)
+        return cls.from_dict(parse_json(text))
 
 
 def check_schema(schema: object) -> None:
@@ -320,134 +318,22 @@ def check_schema(schema: object) -> None:
     if major > SCHEMA_MAJOR:
         raise SnapshotError(
             f"this snapshot uses schema {schema!r}, written by a newer gpudoctor; this version "
-            f"reads {SCHEMA!r}: upgrade gpudoctor (pip install -U gpudoctor) to read it"
+            f"reads {SCHEMA!r}: upgrade gpudoctor from its source repository to read it "
+            "(the gpudoctor package on PyPI is an unrelated project)"
         )
     if major < 1:
         raise SnapshotError(f"unsupported snapshot schema {schema!r}, expected {SCHEMA!r}")
 
 
 def load_snapshot(path: str | Path) -> Snapshot:
-    """Read a snapshot JSON file.
+    """Read a snapshot JSON file (at most :data:`~gpudoctor.snapshot.codec.MAX_SNAPSHOT_BYTES`).
 
     Raises:
         SnapshotError: the file cannot be read or does not hold a valid snapshot; the
             message starts with the path.
     """
+    data = read_json_file(path)
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise SnapshotError(f"{path}: cannot read snapshot: {exc}") from None
-    try:
-        return Snapshot.from_json(text)
+        return Snapshot.from_dict(data)
     except SnapshotError as exc:
         raise SnapshotError(f"{path}: {exc}") from None
-
-
-# --- generic (de)serialisation over the dataclasses above -------------------------------
-
-_T = TypeVar("_T")
-_HINTS: dict[type, dict[str, Any]] = {}
-
-
-def _hints(cls: type) -> dict[str, Any]:
-    hints = _HINTS.get(cls)
-    if hints is None:
-        hints = typing.get_type_hints(cls)
-        _HINTS[cls] = hints
-    return hints
-
-
-def _to_jsonable(value: object) -> object:
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    if isinstance(value, tuple | list):
-        return [_to_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _to_jsonable(v) for k, v in value.items()}
-    return value
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__
-
-
-def _fail(path: str, expected: str, value: object) -> SnapshotError:
-    where = path or "snapshot"
-    return SnapshotError(f"invalid snapshot: {where} must be {expected}, got {_kind(value)}")
-
-
-def _from_jsonable(tp: Any, value: object, path: str) -> object:
-    origin = typing.get_origin(tp)
-    if origin in (Union, types.UnionType):
-        args = typing.get_args(tp)
-        if value is None and type(None) in args:
-            return None
-        non_none = [a for a in args if a is not type(None)]
-        if len(non_none) != 1:
-            raise TypeError(f"unsupported annotation {tp!r}")
-        return _from_jsonable(non_none[0], value, path)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise _fail(path, "a list", value)
-        (item_tp, _ellipsis) = typing.get_args(tp)
-        return tuple(_from_jsonable(item_tp, v, f"{path}[{i}]") for i, v in enumerate(value))
-    if origin is dict:
-        if not isinstance(value, dict):
-            raise _fail(path, "an object", value)
-        _key_tp, val_tp = typing.get_args(tp)
-        return {str(k): _from_jsonable(val_tp, v, f"{path}.{k}") for k, v in value.items()}
-    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
-        return _dataclass_from_dict(tp, value, path)
-    if tp is bool:
-        if not isinstance(value, bool):
-            raise _fail(path, "true or false", value)
-        return value
-    if tp is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _fail(path, "an integer", value)
-        return value
-    if tp is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise _fail(path, "a number", value)
-        return float(value)
-    if tp is str:
-        if not isinstance(value, str):
-            raise _fail(path, "a string", value)
-        return value
-    raise TypeError(f"unsupported annotation {tp!r}")
-
-
-def record_from_dict(cls: type[_T], value: object, path: str = "") -> _T:
-    """Build any record class of this module (``HostInfo``...) from plain data.
-
-    Raises:
-        SnapshotError: a value has the wrong type or a required key is missing.
-    """
-    return _dataclass_from_dict(cls, value, path)
-
-
-def _dataclass_from_dict(cls: type[_T], value: object, path: str) -> _T:
-    if not isinstance(value, dict):
-        raise _fail(path, "an object", value)
-    hints = _hints(cls)
-    kwargs: dict[str, object] = {}
-    for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-        sub = f"{path}.{f.name}" if path else f.name
-        if f.name in value:
-            kwargs[f.name] = _from_jsonable(hints[f.name], value[f.name], sub)
-        elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise SnapshotError(f"invalid snapshot: required key {sub!r} is missing")
-    # Keys this version does not know (from a newer minor schema) are ignored on purpose.
-    return cls(**kwargs)

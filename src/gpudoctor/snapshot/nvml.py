@@ -1,7 +1,7 @@
 """The one place gpudoctor talks to NVML (the only module that imports ``pynvml``).
 
 :class:`NvmlSession` wraps an NVML binding — the real ``pynvml`` module or the scenario
-driven :class:`~gpudoctor.snapshot.fake_nvml.FakeNvml`, which exposes the same names — and
+driven :class:`~gpudoctor.snapshot.scenario_nvml.FakeNvml`, which exposes the same names — and
 turns every ``NVMLError`` into ``(None, reason)`` where the reason is the error's short name
 (``"NotSupported"``, ``"NoPermission"``, ``"GpuIsLost"``, ``"FunctionNotFound"`` ...).
 NVML is initialised once per process per binding (and shut down at interpreter exit); a

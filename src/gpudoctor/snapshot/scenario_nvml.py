@@ -1,50 +1,21 @@
-"""A fake NVML binding fed from scenario files, so the real collector runs without a GPU.
+"""The NVML test double: a stand-in for the ``pynvml`` module, fed by one scenario's data.
 
 :class:`FakeNvml` exposes the ``pynvml`` names the collector uses (``nvmlInit``,
 ``nvmlDeviceGetCount``, ``nvmlDeviceGetMemoryInfo``..., the ``NVMLError`` class with its
-``NVMLError_<Name>`` subclasses, and the ``NVML_*`` constants). Values come from
-``scenarios/<name>.yaml`` beside this module; ``GPUDOCTOR_FAKE_NVML=<name>`` makes
-:func:`gpudoctor.snapshot.collect.collect_snapshot` use it.
-
-Scenario file keys (all optional except ``description``):
-
-``init_error``
-    ``{error: DriverNotLoaded, message: "..."}``: ``nvmlInit`` raises that error.
-``driver``
-    ``version`` (``"550.90.07"``), ``cuda_version`` (NVML's int, ``12040``), ``nvml_version``.
-``gpu_defaults`` / ``gpus``
-    Per-GPU raw NVML values, deep-merged over the defaults: ``name uuid serial pci_bus_id
-    compute_capability [maj, min] memory {total used free reserved} utilization {gpu
-    memory} temperature thresholds {shutdown slowdown gpu_max} power_usage_mw power_limit_mw
-    clocks {sm mem} max_clocks {sm mem} clock_event_reasons ecc_mode [cur, pending]
-    ecc_errors {volatile|aggregate: {corrected uncorrected}} retired_pages {single_bit
-    double_bit pending} remapped_rows {correctable uncorrectable pending failure} pcie {gen
-    max_gen width max_width} persistence_mode compute_mode mig_mode [cur, pending]
-    processes [{pid, used_memory}]``; ``errors {nvmlFunction[:firstArg]: ErrorName}`` makes a
-    call raise; ``lost: true`` makes every call on that GPU raise ``GpuIsLost``.
-``processes``
-    ``{pid: {user, name, cmdline: [...], exists, zombie}}``: what the process seam reports.
-``kernel_log``
-    Kernel log lines returned instead of reading ``dmesg``.
-``host`` / ``versions`` / ``environment``
-    Replace the live host / versions / environment records (same keys as the JSON snapshot).
+``NVMLError_<Name>`` subclasses, and the ``NVML_*`` constants), so the real collector
+(:mod:`gpudoctor.snapshot.gpus` through :class:`~gpudoctor.snapshot.nvml.NvmlSession`) runs
+unchanged without a GPU. It knows nothing of files or environment variables: it serves the
+``init_error``, ``driver`` and ``gpus`` sections of a scenario as loaded by
+:mod:`gpudoctor.snapshot.scenario`, whose docstring documents their keys.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
-from functools import cache
-from importlib import resources
 from typing import Any, ClassVar
 
 from gpudoctor.errors import GpudoctorError
-from gpudoctor.snapshot.collect import FAKE_NVML_ENV
 from gpudoctor.snapshot.nvml import ERROR_NAMES
-from gpudoctor.snapshot.processes import ProcessDetails
-from gpudoctor.yamlnodes import load_data
-
-ENV_VAR = FAKE_NVML_ENV
 
 _ERROR_TEXT = {
     "NotSupported": "Not Supported",
@@ -57,20 +28,10 @@ _ERROR_TEXT = {
     "Unknown": "Unknown Error",
 }
 _CODES = {name: code for code, name in ERROR_NAMES.items()}
-_SCENARIO_KEYS = {
-    "description", "init_error", "driver", "gpu_defaults", "gpus", "processes",
-    "kernel_log", "host", "versions", "environment",
-}  # fmt: skip
-_GPU_KEYS = {
-    "name", "uuid", "serial", "pci_bus_id", "compute_capability", "memory", "utilization",
-    "temperature", "thresholds", "power_usage_mw", "power_limit_mw", "clocks", "max_clocks",
-    "clock_event_reasons", "ecc_mode", "ecc_errors", "retired_pages", "remapped_rows", "pcie",
-    "persistence_mode", "compute_mode", "mig_mode", "processes", "errors", "lost",
-}  # fmt: skip
 
 
 class UnknownScenarioError(GpudoctorError):
-    """``GPUDOCTOR_FAKE_NVML`` names a scenario that does not exist, or a scenario is invalid."""
+    """A scenario that does not exist was asked for, or a scenario's data is invalid."""
 
 
 class NVMLError(Exception):
@@ -136,77 +97,6 @@ class FakeHandle:
     index: int
 
 
-def scenario_names() -> list[str]:
-    """Names of the bundled scenarios, sorted."""
-    folder = resources.files("gpudoctor.snapshot").joinpath("scenarios")
-    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
-
-
-@cache
-def _load_text(name: str) -> str:
-    if name not in scenario_names():
-        valid = ", ".join(scenario_names())
-        raise UnknownScenarioError(
-            f"unknown fake NVML scenario {name!r} ({ENV_VAR}); valid names: {valid}"
-        )
-    folder = resources.files("gpudoctor.snapshot").joinpath("scenarios")
-    return folder.joinpath(f"{name}.yaml").read_text(encoding="utf-8")
-
-
-def load_scenario(name: str) -> dict[str, Any]:
-    """Load and check a bundled scenario; returns a fresh copy each call.
-
-    Raises:
-        UnknownScenarioError: unknown name (the message lists the valid ones) or bad file.
-    """
-    data = load_data(_load_text(name), f"{name}.yaml")
-    if not isinstance(data, dict):
-        raise UnknownScenarioError(f"scenario {name!r} is not a mapping")
-    unknown = sorted(set(data) - _SCENARIO_KEYS)
-    if unknown:
-        raise UnknownScenarioError(f"scenario {name!r}: unknown keys {unknown}")
-    defaults = data.get("gpu_defaults") or {}
-    data["gpus"] = [_deep_merge(defaults, gpu) for gpu in data.get("gpus") or []]
-    for index, gpu in enumerate(data["gpus"]):
-        unknown = sorted(set(gpu) - _GPU_KEYS)
-        if unknown:
-            raise UnknownScenarioError(f"scenario {name!r}: gpus[{index}]: unknown keys {unknown}")
-    return copy.deepcopy(data)
-
-
-def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
-    merged = copy.deepcopy(base)
-    for key, value in override.items():
-        if isinstance(value, dict) and isinstance(merged.get(key), dict):
-            merged[key] = _deep_merge(merged[key], value)
-        else:
-            merged[key] = copy.deepcopy(value)
-    return merged
-
-
-class ScenarioProcesses:
-    """The process seam for a scenario: details come from its ``processes`` map."""
-
-    def __init__(self, processes: dict[Any, Any] | None) -> None:
-        """Index the scenario's process table by integer pid."""
-        self._table = {int(pid): info for pid, info in (processes or {}).items()}
-
-    def __call__(self, pid: int) -> ProcessDetails:
-        """Describe ``pid`` as the scenario says (unknown pids do not exist)."""
-        info = self._table.get(pid)
-        if info is None:
-            return ProcessDetails(exists=False, reason="NoSuchProcess (not in scenario)")
-        cmdline = info.get("cmdline")
-        return ProcessDetails(
-            exists=bool(info.get("exists", True)),
-            zombie=bool(info.get("zombie", False)),
-            name=info.get("name"),
-            user=info.get("user"),
-            cmdline=tuple(str(a) for a in cmdline) if cmdline is not None else None,
-            reason=info.get("reason"),
-        )
-
-
 class FakeNvml:
     """A stand-in for the ``pynvml`` module, driven by one scenario."""
 
@@ -239,18 +129,13 @@ class FakeNvml:
     nvmlMemory_v2 = 0x02000028
 
     def __init__(self, scenario: dict[str, Any], name: str = "custom") -> None:
-        """Serve ``scenario`` (as returned by :func:`load_scenario`)."""
+        """Serve ``scenario`` (as returned by :func:`gpudoctor.snapshot.scenario.load_scenario`)."""
         self.name = name
         self.scenario = scenario
         self.gpus: list[dict[str, Any]] = list(scenario.get("gpus") or [])
         self.initialised = False
         for cls_name, cls in ERROR_CLASSES.items():
             setattr(self, cls_name, cls)
-
-    @classmethod
-    def from_name(cls, name: str) -> FakeNvml:
-        """Build the fake for a bundled scenario."""
-        return cls(load_scenario(name), name)
 
     # -- system -------------------------------------------------------------------------
     def nvmlInit(self) -> None:
