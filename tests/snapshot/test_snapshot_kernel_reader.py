@@ -9,6 +9,7 @@ from gpudoctor.snapshot.kernel_reader import (
     ReadResult,
     collect_kernel_log,
     file_reader,
+    journal_result,
     lines_reader,
 )
 
@@ -84,3 +85,59 @@ def test_live_readers_never_raise() -> None:
     info, statuses = collect_kernel_log(since=timedelta(minutes=5))
     assert statuses
     assert info.source is not None or info.unavailable
+
+
+def _journal(stdout: list[str], stderr: str = "") -> ReadResult:
+    return ReadResult("journalctl", stdout, stderr or None)
+
+
+def test_journalctl_without_journal_files_is_not_read() -> None:
+    result = journal_result(_journal([], "No journal files were found."), windowed=False)
+    assert result.lines is None
+    assert result.reason == "No journal files were found."
+    # ... and so the next source is used, and nobody is told "0 OOM kills" from nothing.
+    info, statuses = collect_kernel_log(
+        readers=[lambda _c: result, lines_reader("kern.log", ["Killed process 9 (python)"])]
+    )
+    assert [(s.name, s.ok, s.reason) for s in statuses] == [
+        ("kernel_log:journalctl", False, "No journal files were found."),
+        ("kernel_log:kern.log", True, None),
+    ]
+    assert info.source == "kern.log" and [e.pid for e in info.events] == [9]
+
+
+def test_journalctl_with_nothing_for_this_boot_is_not_read() -> None:
+    result = journal_result(_journal(["-- No entries --"]), windowed=False)
+    assert (result.lines, result.reason) == (None, "no kernel messages for this boot")
+    info, _ = collect_kernel_log(readers=[lambda _c: result])
+    assert info.source is None
+    assert "journalctl: no kernel messages for this boot" in info.unavailable["events"]
+
+
+def test_journalctl_hidden_by_permissions_is_not_read() -> None:
+    hint = "Hint: You are currently not seeing messages from other users and the system."
+    assert journal_result(_journal([], hint), windowed=True).reason == hint
+
+
+def test_journalctl_empty_window_of_a_real_journal_is_a_read() -> None:
+    result = journal_result(_journal([]), windowed=True)
+    assert (result.lines, result.filtered) == ([], True)
+
+
+def test_journalctl_entries_are_read_and_markers_dropped() -> None:
+    line = "2024-03-03T11:00:00+0000 node kernel: NVRM: Xid (PCI:0000:01:00): 79, pid=1, x"
+    result = journal_result(_journal(["-- Boot 1a2b --", line]), windowed=False)
+    assert result.lines == [line] and result.filtered
+
+
+def test_readers_get_the_window_start_or_none_for_since_boot() -> None:
+    seen: list[datetime | None] = []
+
+    def reader(cutoff: datetime | None) -> ReadResult:
+        seen.append(cutoff)
+        return ReadResult("t", [])
+
+    now = datetime(2024, 3, 3, 12, 0).astimezone()
+    collect_kernel_log(readers=[reader], now=now, booted_at=now - timedelta(hours=1))
+    collect_kernel_log(since=timedelta(minutes=5), readers=[reader], now=now)
+    assert seen == [None, now - timedelta(minutes=5)]

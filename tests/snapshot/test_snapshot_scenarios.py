@@ -1,4 +1,5 @@
-"""Every fake NVML scenario runs through the real collector and gives the values its file says."""
+"""Every scenario runs through the real collector, gives the values its file says, and is the
+whole machine: nothing of the machine running the tests shows through."""
 
 from __future__ import annotations
 
@@ -7,7 +8,16 @@ from collections.abc import Callable
 
 import pytest
 
-from gpudoctor.snapshot import Snapshot, UnknownScenarioError, collect_snapshot, scenario_names
+from gpudoctor.snapshot import (
+    LiveSource,
+    ScenarioSource,
+    Snapshot,
+    UnknownScenarioError,
+    collect_snapshot,
+    machine_source,
+    scenario_names,
+)
+from gpudoctor.snapshot.scenario import load_scenario
 
 ALL_SCENARIOS = [
     "consumer-notsupported",
@@ -235,3 +245,46 @@ def test_consumer_notsupported(scenario: Callable[[str], Snapshot]) -> None:
         ],
         "NotSupported",
     )  # fmt: skip
+
+
+# --- the policy: a scenario is the whole machine --------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL_SCENARIOS)
+def test_every_part_of_a_scenario_snapshot_comes_from_the_scenario(name: str) -> None:
+    # The caller's own GPU variables and host must not show through, nor be mixed in.
+    env = {"GPUDOCTOR_FAKE_NVML": name, "CUDA_VISIBLE_DEVICES": "7", "NCCL_SOCKET_IFNAME": "lo"}
+    snap = collect_snapshot(env=env)
+    data = load_scenario(name)
+    assert snap.environment == {str(k): str(v) for k, v in data["environment"].items()}
+    assert "NCCL_SOCKET_IFNAME" not in snap.environment
+    assert snap.host.hostname == data["host"]["hostname"]
+    assert snap.versions.python_version == data["versions"]["python_version"]
+    notes = {s.name: s.reason for s in snap.sources}
+    for part in ("versions", "environment", "host"):
+        assert notes[part] == f"from scenario {name}"
+    assert "package metadata" not in notes
+    assert [s.name for s in snap.sources if s.name.startswith("kernel_log:")] == [
+        f"kernel_log:scenario:{name}"
+    ]
+
+
+def test_a_scenario_without_a_section_is_refused() -> None:
+    complete = load_scenario("no-driver")
+    for section in ("host", "versions", "environment", "kernel_log"):
+        partial = {k: v for k, v in complete.items() if k != section}
+        with pytest.raises(UnknownScenarioError, match=f"missing \\['{section}'\\]"):
+            ScenarioSource("partial", partial)
+    without_driver = {k: v for k, v in load_scenario("gpu-lost").items() if k != "driver"}
+    with pytest.raises(UnknownScenarioError, match="missing \\['driver'\\]"):
+        ScenarioSource("partial", without_driver)
+
+
+def test_unknown_scenario_names_the_variable() -> None:
+    with pytest.raises(UnknownScenarioError, match="^GPUDOCTOR_FAKE_NVML=nope: unknown scenario"):
+        collect_snapshot(env={"GPUDOCTOR_FAKE_NVML": "nope"})
+
+
+def test_empty_variable_selects_this_machine() -> None:
+    assert isinstance(machine_source({"GPUDOCTOR_FAKE_NVML": "  "}), LiveSource)
+    assert isinstance(machine_source({"GPUDOCTOR_FAKE_NVML": "gpu-lost"}), ScenarioSource)

@@ -18,6 +18,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import re
 import types
 import typing
@@ -92,15 +93,17 @@ def read_json_file(path: str | Path, *, max_bytes: int = MAX_SNAPSHOT_BYTES) -> 
         SnapshotError: unreadable, too big, not UTF-8, or not valid JSON; the message starts
             with the path.
     """
+    too_big = SnapshotError(f"{path}: not a gpudoctor snapshot: larger than {max_bytes:,} bytes")
     try:
         with Path(path).open("rb") as handle:
-            # Read one byte past the cap rather than trusting the size stat() gives: pipes
-            # and /proc files report 0.
+            if os.fstat(handle.fileno()).st_size > max_bytes:
+                raise too_big
+            # Read one byte past the cap too: pipes and /proc files report a size of 0.
             data = handle.read(max_bytes + 1)
     except OSError as exc:
         raise SnapshotError(f"{path}: cannot read snapshot: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise SnapshotError(f"{path}: not a gpudoctor snapshot: larger than {max_bytes >> 20} MiB")
+        raise too_big
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

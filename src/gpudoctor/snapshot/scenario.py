@@ -62,6 +62,7 @@ __all__ = [
     "ScenarioProcesses",
     "ScenarioSource",
     "UnknownScenarioError",
+    "check_scenario",
     "load_scenario",
     "scenario_names",
 ]
@@ -101,9 +102,18 @@ def load_scenario(name: str) -> dict[str, Any]:
         UnknownScenarioError: unknown name (the message lists the valid ones), or a file
             with an unknown key or without a required section.
     """
-    data = load_data(_load_text(name), f"{name}.yaml")
+    return check_scenario(name, load_data(_load_text(name), f"{name}.yaml"))
+
+
+def check_scenario(name: str, data: object) -> dict[str, Any]:
+    """Check a scenario's sections and merge its GPU defaults; returns a fresh copy.
+
+    Raises:
+        UnknownScenarioError: not a mapping, an unknown key, or a required section missing.
+    """
     if not isinstance(data, dict):
         raise UnknownScenarioError(f"scenario {name!r} is not a mapping")
+    data = copy.deepcopy(data)
     unknown = sorted(set(data) - _SCENARIO_KEYS)
     if unknown:
         raise UnknownScenarioError(f"scenario {name!r}: unknown keys {unknown}")
@@ -119,7 +129,7 @@ def load_scenario(name: str) -> dict[str, Any]:
         unknown = sorted(set(gpu) - _GPU_KEYS)
         if unknown:
             raise UnknownScenarioError(f"scenario {name!r}: gpus[{index}]: unknown keys {unknown}")
-    return copy.deepcopy(data)
+    return data
 
 
 def _deep_merge(base: dict[str, Any], override: dict[str, Any]) -> dict[str, Any]:
@@ -159,13 +169,13 @@ class ScenarioSource:
     """A whole simulated machine read from one bundled scenario (see the module docstring)."""
 
     def __init__(self, name: str, data: dict[str, Any] | None = None) -> None:
-        """Serve the bundled scenario ``name``, or ``data`` shaped like one (tests).
+        """Serve the bundled scenario ``name``, or ``data`` shaped like a scenario file (tests).
 
         Raises:
             UnknownScenarioError: no bundled scenario has that name, or its file is invalid.
         """
         self.name = name
-        self.data = data if data is not None else load_scenario(name)
+        self.data = check_scenario(name, data) if data is not None else load_scenario(name)
         self._note = f"from scenario {name}"
 
     @property
