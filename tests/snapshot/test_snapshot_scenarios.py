@@ -281,7 +281,7 @@ def test_a_scenario_without_a_section_is_refused() -> None:
 
 
 def test_unknown_scenario_names_the_variable() -> None:
-    with pytest.raises(UnknownScenarioError, match="^GPUDOCTOR_FAKE_NVML=nope: unknown scenario"):
+    with pytest.raises(UnknownScenarioError, match=r"^GPUDOCTOR_FAKE_NVML=nope: unknown scenario"):
         collect_snapshot(env={"GPUDOCTOR_FAKE_NVML": "nope"})
 
 
