@@ -15,6 +15,7 @@ P, W, F, S = Status.PASS, Status.WARN, Status.FAIL, Status.SKIP
 ORDER = (
     "nvml",
     "gpus",
+    "gpu-health",
     "driver-runtime",
     "gpu-arch",
     "cuda-visible-devices",
@@ -40,7 +41,7 @@ CASES = [
     # cudaErrorInsufficientDriver (35).
     Case(
         "driver470-torch-cu121",
-        (P, P, F, P, P, P, P, P, P, P),
+        (P, P, P, F, P, P, P, P, P, P, P),
         {"driver-runtime": ("470.182.03", "11.4", "525.60.13", "cudaErrorInsufficientDriver")},
         failed=True,
         failed_strict=True,
@@ -49,18 +50,18 @@ CASES = [
     # runs, but PTX JIT fails (222). A warning: passes, fails only with --strict.
     Case(
         "driver525-runtime124",
-        (P, P, W, P, P, P, P, P, P, P),
+        (P, P, P, W, P, P, P, P, P, P, P),
         {"driver-runtime": ("minor-version", "PTX", "550.54.14", "222")},
         failed=False,
         failed_strict=True,
     ),
     # 550.54.15 >= 550.54.14 (CUDA 12.4 toolkit driver); A100 (sm_80) is in the cu124 list.
-    Case("driver550-cu124", (P,) * 10, {"gpu-arch": ("sm_80",)}),
+    Case("driver550-cu124", (P,) * 11, {"gpu-arch": ("sm_80",)}),
     # RTX 5090 is compute capability 12.0; torch 2.6 cu124 compiles sm_50..sm_90 only:
     # "no kernel image is available for execution on the device" (209).
     Case(
         "rtx5090-torch26-cu124",
-        (P, P, P, F, P, P, P, P, P, P),
+        (P, P, P, P, F, P, P, P, P, P, P),
         {"gpu-arch": ("sm_120", "no kernel image"), "persistence-mode": ("off",)},
         failed=True,
         failed_strict=True,
@@ -69,7 +70,7 @@ CASES = [
     # cannot run CUDA 12.1 either.
     Case(
         "k80-torch2",
-        (P, P, F, F, P, P, P, P, P, P),
+        (P, P, P, F, F, P, P, P, P, P, P),
         {"gpu-arch": ("sm_37", "no kernel image"), "driver-runtime": ("470.256.02",)},
         failed=True,
         failed_strict=True,
@@ -77,7 +78,7 @@ CASES = [
     # No driver, no --require-gpu: GPU checks skip with the reason, static checks still run.
     Case(
         "no-gpu",
-        (S, S, S, S, P, P, P, P, P, S),
+        (S, S, S, S, S, P, P, P, P, P, S),
         {"nvml": ("--require-gpu", "Driver Not Loaded")},
     ),
     # 64 MiB /dev/shm (Docker's default), ulimit -n 1024, a CUDA 11.8 toolkit first on
@@ -85,7 +86,7 @@ CASES = [
     # a one-GPU machine.
     Case(
         "misconfigured-container",
-        (P, P, P, P, F, W, W, F, W, P),
+        (P, P, P, P, P, F, W, W, F, W, P),
         {
             "cuda-visible-devices": ("8",),
             "cuda-majors": ("nvidia-cublas", "11", "12"),

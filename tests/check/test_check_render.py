@@ -53,7 +53,7 @@ def test_junit_is_valid_and_counts(run) -> None:  # type: ignore[no-untyped-def]
     assert suite is not None
     cases = suite.findall("testcase")
     assert [c.get("name") for c in cases] == [r.id for r in report.results]
-    assert suite.get("tests") == "10"
+    assert suite.get("tests") == "11"
     assert suite.get("failures") == "2" == str(len(suite.findall("testcase/failure")))
     by_name = {c.get("name"): c for c in cases}
     shm = by_name["shm"].find("failure")
@@ -66,7 +66,7 @@ def test_junit_is_valid_and_counts(run) -> None:  # type: ignore[no-untyped-def]
 def test_junit_skips(run) -> None:  # type: ignore[no-untyped-def]
     root = ET.fromstring(render_check_junit(run("no-gpu")))
     skipped = root.findall(".//testcase/skipped")
-    assert len(skipped) == 5 and root.get("skipped") == "5"
+    assert len(skipped) == 6 and root.get("skipped") == "6"
 
 
 def test_github_escaping() -> None:
@@ -80,14 +80,14 @@ def test_github_commands(run) -> None:  # type: ignore[no-untyped-def]
     assert sum(line.startswith("::warning title=") for line in lines) == 3
     assert any(line.startswith("::notice title=") for line in lines)  # persistence advice
     assert all("\n" not in line and "\r" not in line for line in lines)
-    assert lines[-1] == "gpudoctor check: 5 passed, 3 warnings, 2 failed, 0 skipped"
+    assert lines[-1] == "gpudoctor check: 6 passed, 3 warnings, 2 failed, 0 skipped"
 
 
 def test_json_contract(run) -> None:  # type: ignore[no-untyped-def]
     data = json.loads(render_check_json(run("driver525-runtime124")))
     assert data["schema"] == CHECK_SCHEMA == "gpudoctor.check/1"
     assert data["outcome"] == "warn"
-    assert data["summary"] == {"pass": 9, "warn": 1, "fail": 0, "skip": 0}
+    assert data["summary"] == {"pass": 10, "warn": 1, "fail": 0, "skip": 0}
     assert data["source"]["kind"] == "snapshot"
     first = data["checks"][0]
     assert set(first) == {"id", "title", "status", "reason", "fix", "details"}

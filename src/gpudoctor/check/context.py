@@ -13,14 +13,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpudoctor.check.model import CheckOptions
+from gpudoctor.check.visible import VisibleDevices, visible_devices
 from gpudoctor.snapshot.model import GPU_OK, NVML_OK, GpuInfo, Snapshot
 
 #: Lists the file names in a directory; ``None`` when it cannot be read.
 ListDir = Callable[[str], Sequence[str] | None]
 
 #: NVML statuses that mean "this machine has no (working) NVIDIA driver at all", which is
-#: a skip on a CPU-only machine unless ``--require-gpu``. Other failures mean a driver is
-#: there but broken, which always fails.
+#: a skip on a CPU-only machine unless GPUs were asked for (``--require-gpu``,
+#: ``--expect-gpus N``). Other failures mean a driver is there but broken, which always fails.
 NO_GPU_STATUSES = frozenset({"no_driver", "library_not_found"})
 
 
@@ -71,3 +72,14 @@ class CheckContext:
         """``"windows"`` when the snapshot's OS says so, else ``"linux"``."""
         name = (self.snapshot.host.os_name or "").lower()
         return "windows" if name.startswith("win") or "windows" in name else "linux"
+
+    @property
+    def gpus_required(self) -> bool:
+        """The caller asked for GPUs (``--require-gpu``, or ``--expect-gpus`` above 0)."""
+        return self.options.require_gpu or (self.options.expect_gpus or 0) > 0
+
+    @property
+    def visible(self) -> VisibleDevices:
+        """The GPUs the job will see once ``CUDA_VISIBLE_DEVICES`` is applied."""
+        value = self.snapshot.environment.get("CUDA_VISIBLE_DEVICES")
+        return visible_devices(value, self.snapshot.gpus)

@@ -1,8 +1,10 @@
 """Checks on NVML and the GPUs themselves: NVML loads, the expected GPUs are there and
-healthy, ``CUDA_VISIBLE_DEVICES`` names devices that exist, persistence mode (info).
+readable, ``CUDA_VISIBLE_DEVICES`` names devices that exist, persistence mode (info).
 
 NVML ignores ``CUDA_VISIBLE_DEVICES``: it enumerates every GPU the machine (or container)
-has, which is exactly the list the variable indexes into.
+has, which is exactly the list the variable indexes into. The GPUs a job will see are that
+list with the variable applied (:mod:`gpudoctor.check.visible`); ``--expect-gpus`` counts
+those. Asking for GPUs (``--require-gpu``, ``--expect-gpus N``) is never satisfied by a skip.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from collections import Counter
 
 from gpudoctor.check.context import NO_GPU_STATUSES, CheckContext
 from gpudoctor.check.model import CheckResult, Status
+from gpudoctor.check.visible import HIDE_ALL, visible_devices
 from gpudoctor.snapshot.model import GPU_LOST, GpuInfo
 
 _NVML_FIXES = {
@@ -44,13 +47,13 @@ def check_nvml(ctx: CheckContext) -> CheckResult:
             seen.append(f"CUDA {driver.cuda_driver_version}")
         return CheckResult("nvml", title, Status.PASS, f"NVML loaded ({', '.join(seen)}).")
     message = driver.message or driver.error or driver.status
-    if driver.status in NO_GPU_STATUSES and not ctx.options.require_gpu:
+    if driver.status in NO_GPU_STATUSES and not ctx.gpus_required:
         return CheckResult(
             "nvml",
             title,
             Status.SKIP,
             f"No NVIDIA driver on this machine ({message}). GPU checks are skipped; pass "
-            "--require-gpu to make this a failure.",
+            "--require-gpu (or --expect-gpus N) to make this a failure.",
         )
     return CheckResult(
         "nvml",
@@ -66,19 +69,50 @@ def _describe(gpus: tuple[GpuInfo, ...]) -> str:
     return ", ".join(f"{n}x {name}" for name, n in names.items())
 
 
+def _seen(ctx: CheckContext, usable_visible: int) -> str:
+    """``8 GPU(s)`` or ``2 of 8 GPUs visible to the job (CUDA_VISIBLE_DEVICES=0,1)``."""
+    visible = ctx.visible
+    if not visible.restricted:
+        return f"{usable_visible} GPU(s)"
+    return (
+        f"{usable_visible} of {len(ctx.usable_gpus)} GPUs visible to the job "
+        f"(CUDA_VISIBLE_DEVICES={visible.value})"
+    )
+
+
 def check_gpus(ctx: CheckContext) -> CheckResult:
-    """NVML sees the GPUs the job expects (``--expect-gpus``), none lost or unreadable."""
+    """The job sees the GPUs it expects (``--expect-gpus``), none lost or unreadable."""
     title = "GPUs present and healthy"
     options = ctx.options
     if not ctx.nvml_ok:
+        if ctx.gpus_required:
+            wanted = (
+                f"expected {options.expect_gpus} GPUs"
+                if options.expect_gpus
+                else "a GPU is required (--require-gpu)"
+            )
+            return CheckResult(
+                "gpus",
+                title,
+                Status.FAIL,
+                f"{wanted}, but NVML cannot be used, so the job would see none; see the nvml "
+                "check.",
+                "Run the job on a node with a working NVIDIA driver and GPUs allocated to it.",
+            )
+        if options.expect_gpus == 0:
+            return CheckResult("gpus", title, Status.PASS, "No GPU, as expected.")
         return CheckResult("gpus", title, Status.SKIP, "NVML is not usable; see the nvml check.")
     all_gpus = ctx.snapshot.gpus
     usable = ctx.usable_gpus
+    visible = ctx.visible
+    shown = [g for g in usable if g.index in visible.indices]
+    count = len(shown) + len(visible.mig)
     details = tuple(
         f"GPU {g.index}: {g.name or '?'} ({g.status})"
         + (f" {g.pci_bus_id}" if g.pci_bus_id else "")
+        + ("" if g.index in visible.indices else ", hidden by CUDA_VISIBLE_DEVICES")
         for g in all_gpus
-    )
+    ) + tuple(f"{m}: MIG device (not checked)" for m in visible.mig)
     broken = [g for g in all_gpus if g not in usable]
     problems: list[str] = []
     fixes: list[str] = []
@@ -94,18 +128,17 @@ def check_gpus(ctx: CheckContext) -> CheckResult:
         if error:
             problems.append(f"GPU {', '.join(error)} could not be read")
             fixes.append("Run nvidia-smi -q on the node to see why the GPU does not answer.")
-    if options.expect_gpus is not None and len(usable) != options.expect_gpus:
-        problems.append(f"expected {options.expect_gpus} GPUs, NVML sees {len(usable)} usable")
+    if options.expect_gpus is not None and count != options.expect_gpus:
+        problems.append(f"expected {options.expect_gpus} GPUs, the job would see {count}")
         fixes.append(
-            "Check the scheduler's GPU allocation and the container's --gpus / "
-            "NVIDIA_VISIBLE_DEVICES, or adjust --expect-gpus."
+            "Check the scheduler's GPU allocation, CUDA_VISIBLE_DEVICES and the container's "
+            "--gpus / NVIDIA_VISIBLE_DEVICES, or adjust --expect-gpus."
         )
     if problems:
-        return CheckResult(
-            "gpus", title, Status.FAIL, "; ".join(problems) + ".", " ".join(fixes), details
-        )
+        reason = "; ".join(problems) + f" ({_seen(ctx, count)})."
+        return CheckResult("gpus", title, Status.FAIL, reason, " ".join(fixes), details)
     if not usable:
-        if options.require_gpu:
+        if ctx.gpus_required:
             return CheckResult(
                 "gpus",
                 title,
@@ -114,20 +147,17 @@ def check_gpus(ctx: CheckContext) -> CheckResult:
                 "Check that the GPUs are allocated to this job or container.",
             )
         return CheckResult("gpus", title, Status.SKIP, "NVML loaded but sees no GPU.")
-    return CheckResult(
-        "gpus", title, Status.PASS, f"{len(usable)} GPU(s): {_describe(usable)}.", None, details
-    )
-
-
-def _visible_entry_matches(entry: str, gpus: tuple[GpuInfo, ...]) -> bool:
-    if entry.isdigit():
-        return any(g.index == int(entry) for g in gpus)
-    if entry.startswith("MIG-"):
-        # MIG instance UUIDs are not in the snapshot: accept them rather than guess.
-        return True
-    # CUDA accepts GPU UUIDs and any unique prefix of them ("GPU-4a1e").
-    wanted = entry if entry.startswith("GPU-") else f"GPU-{entry}"
-    return sum(1 for g in gpus if g.uuid and g.uuid.startswith(wanted)) == 1
+    if count == 0:
+        return CheckResult(
+            "gpus",
+            title,
+            Status.FAIL if ctx.gpus_required else Status.WARN,
+            f"{_seen(ctx, 0)}: the job will run without a GPU.",
+            "Unset CUDA_VISIBLE_DEVICES, or set it to the GPU indices or UUIDs to use.",
+            details,
+        )
+    names = _describe(tuple(shown)) if shown else "MIG devices"
+    return CheckResult("gpus", title, Status.PASS, f"{_seen(ctx, count)}: {names}.", None, details)
 
 
 def check_cuda_visible_devices(ctx: CheckContext) -> CheckResult:
@@ -139,8 +169,15 @@ def check_cuda_visible_devices(ctx: CheckContext) -> CheckResult:
     skip = ctx.gpu_skip_reason()
     if skip is not None:
         return CheckResult(check_id, title, Status.SKIP, f"{skip}; cannot compare with it.")
-    entries = [e.strip() for e in value.split(",")]
-    if value.strip() == "" or entries[0] in ("-1", "NoDevFiles"):
+    visible = ctx.visible
+    if visible.invalid is None:
+        return CheckResult(
+            check_id,
+            title,
+            Status.PASS,
+            f"CUDA_VISIBLE_DEVICES={value} names {visible.count} existing GPU(s).",
+        )
+    if not visible.kept and visible.invalid in HIDE_ALL:
         return CheckResult(
             check_id,
             title,
@@ -149,24 +186,15 @@ def check_cuda_visible_devices(ctx: CheckContext) -> CheckResult:
             "(cudaErrorNoDevice, 100).",
             "Unset CUDA_VISIBLE_DEVICES, or set it to the GPU indices or UUIDs to use.",
         )
-    gpus = ctx.snapshot.gpus
-    bad = [e for e in entries if not _visible_entry_matches(e, gpus)]
-    if not bad:
-        return CheckResult(
-            check_id,
-            title,
-            Status.PASS,
-            f"CUDA_VISIBLE_DEVICES={value} names {len(entries)} existing GPU(s).",
-        )
-    first_bad = entries.index(bad[0])
-    kept = entries[:first_bad]
+    entries = [e.strip() for e in value.split(",")]
+    bad = [e for e in entries[len(visible.kept) :] if visible_devices(e, ctx.snapshot.gpus).invalid]
     effect = (
-        f"CUDA stops at the first invalid entry, so the job sees only {', '.join(kept)}"
-        if kept
+        f"CUDA stops at the first invalid entry, so the job sees only {', '.join(visible.kept)}"
+        if visible.kept
         else "CUDA stops at the first invalid entry, so the job sees no GPU "
         "(cudaErrorNoDevice, 100)"
     )
-    indices = ", ".join(str(g.index) for g in gpus)
+    indices = ", ".join(str(g.index) for g in ctx.snapshot.gpus)
     return CheckResult(
         check_id,
         title,

@@ -18,6 +18,7 @@ from gpudoctor.check.gpus import (
     check_nvml,
     check_persistence,
 )
+from gpudoctor.check.health import check_gpu_health
 from gpudoctor.check.host import check_nofile, check_shm
 from gpudoctor.check.libraries import check_cuda_majors, check_ld_library_path
 from gpudoctor.check.model import CheckOptions, CheckReport, CheckResult, CheckSource, Status
@@ -29,6 +30,7 @@ CheckFunction = Callable[[CheckContext], CheckResult]
 CHECKS: Mapping[str, CheckFunction] = {
     "nvml": check_nvml,
     "gpus": check_gpus,
+    "gpu-health": check_gpu_health,
     "driver-runtime": check_driver_runtime,
     "gpu-arch": check_gpu_arch,
     "cuda-visible-devices": check_cuda_visible_devices,
@@ -73,6 +75,8 @@ def run_checks(
             snapshot from another node).
     """
     opts = options or CheckOptions()
+    if snapshot.driver.backend is not None and snapshot.driver.backend.startswith("fake:"):
+        list_dir = None  # a simulated machine's folders are not on this disk
     ctx = CheckContext(snapshot, opts, list_dir)
     results = tuple(_run_one(check_id, check, ctx) for check_id, check in CHECKS.items())
     return CheckReport(

@@ -215,7 +215,7 @@ nccl_env_vars                      list[str]   -      names of NCCL_* / TORCH_NC
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Union
+from typing import TypeVar, Union
 
 from gpudoctor.snapshot.model import GPU_ERROR, GpuInfo, Snapshot
 from gpudoctor.version_numbers import parse_version
@@ -236,7 +236,10 @@ def _sum(values: Iterable[int | None]) -> int | None:
     return sum(known) if known else None
 
 
-def _max(values: Iterable[float | None]) -> float | None:
+_N = TypeVar("_N", int, float)
+
+
+def _max(values: Iterable[_N | None]) -> _N | None:
     known = [v for v in values if v is not None]
     return max(known) if known else None
 
@@ -302,7 +305,7 @@ def _gpu_facts(s: Snapshot) -> dict[str, FactValue]:
         "gpu_lost_count": sum(1 for g in gpus if g.lost) if nvml_ok else None,
         "lost_gpu_indices": [g.index for g in gpus if g.lost],
         "gpu_error_count": sum(1 for g in gpus if g.status == GPU_ERROR) if nvml_ok else None,
-        "max_gpu_temp_c": _int_max(g.temperature_c for g in read),
+        "max_gpu_temp_c": _max(g.temperature_c for g in read),
         "min_temp_margin_to_slowdown_c": min(margins) if margins else None,
         "thermal_slowdown_active": _any(_reasons(g, _THERMAL) for g in read),
         "hw_slowdown_active": _any(_reasons(g, {"hw_slowdown"}) for g in read),
@@ -379,11 +382,6 @@ def _gpu_facts(s: Snapshot) -> dict[str, FactValue]:
             else None
         ),
     }
-
-
-def _int_max(values: Iterable[int | None]) -> int | None:
-    known = [v for v in values if v is not None]
-    return max(known) if known else None
 
 
 def _host_facts(s: Snapshot) -> dict[str, FactValue]:
