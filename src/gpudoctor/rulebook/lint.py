@@ -381,7 +381,7 @@ def lint_rules(rules: Sequence[Rule]) -> list[LintWarning]:
                     top,
                     f"summary uses {names}, which no pattern captures, no derived defines and no "
                     "fact source produces "
-                    '(it would print "?")',
+                    '(it would print as "(name unknown)")',
                 )
             )
     return warnings
