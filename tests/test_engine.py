@@ -212,3 +212,13 @@ def test_templates_are_safe_and_typed() -> None:
 )
 def test_an_unknown_value_is_never_a_placeholder(template: str, expected: str) -> None:
     assert render_template(template, {"name": "x"}) == expected
+
+
+def test_the_engine_gives_conditions_exactly_the_pattern_functions_lint_knows() -> None:
+    from gpudoctor.engine import _pattern_functions
+    from gpudoctor.rulebook.conditions import PATTERN_FUNCTIONS
+
+    functions = _pattern_functions({"a": 2}, {"a": []})
+    assert sorted(functions) == sorted(PATTERN_FUNCTIONS)
+    assert functions["matched"]("a") is True and functions["count"]("b") == 0
+    assert functions["first"]("a", "x") is None

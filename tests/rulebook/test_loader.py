@@ -119,7 +119,10 @@ def test_explains_must_name_rule_or_cause(tmp_path: Path) -> None:
 def test_bundled_pack_loads_cleanly() -> None:
     result = load_rules([bundled_rules_dir()], collect=True)
     assert result.errors == []
-    assert len(result.rules) >= 1
+    # every file became a rule, each with the id of its file name
+    files = {p.stem for p in bundled_rules_dir().glob("*.yaml")}
+    assert len(files) > 50
+    assert sorted(r.id for r in result.rules) == sorted(files)
 
 
 def test_yaml_aliases_are_refused_at_the_anchor() -> None:

@@ -63,6 +63,13 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
+PATTERN_FUNCTIONS = ("matched", "count", "first", "last")
+"""Functions the engine adds for a rule with patterns; each takes a pattern id of the rule."""
+
+COMPOUND_FUNCTIONS = ("list", "tuple", "dict", "set")
+"""Constructors the evaluator adds for its compound types."""
+
+
 def syntax_error(expression: str) -> str | None:
     """Return why ``expression`` is not a valid condition, or ``None`` when it is.
 
