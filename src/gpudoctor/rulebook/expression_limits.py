@@ -234,8 +234,9 @@ def _set_library_limits() -> None:
     simpleeval.MAX_SHIFT = MAX_INT_BITS
 
 
-def bounded_evaluator(names: Mapping[str, object], functions: Mapping[str, Any]) -> Any:
-    """A simpleeval evaluator with every limit of this module in force."""
+@cache
+def _evaluator_class() -> Any:
+    """The bounded simpleeval class, defined once (simpleeval is imported on first use)."""
     from simpleeval import EvalWithCompoundTypes
 
     _set_library_limits()
@@ -254,8 +255,13 @@ def bounded_evaluator(names: Mapping[str, object], functions: Mapping[str, Any])
                     raise LimitExceeded(problem)
             return check_value(super()._eval_formattedvalue(node))
 
-    evaluator = BoundedEval(
-        operators=bounded_operators(),
+    return BoundedEval
+
+
+def bounded_evaluator(names: Mapping[str, object], functions: Mapping[str, Any]) -> Any:
+    """A simpleeval evaluator with every limit of this module in force."""
+    evaluator = _evaluator_class()(
+        operators=_OPERATORS or _operators(),
         functions=dict(functions),
         names=names,
         allowed_attrs=ALLOWED_ATTRIBUTES,
@@ -263,3 +269,11 @@ def bounded_evaluator(names: Mapping[str, object], functions: Mapping[str, Any])
     # EvalWithCompoundTypes adds list/tuple/dict/set: bound them too.
     evaluator.functions = bounded_functions(evaluator.functions)
     return evaluator
+
+
+_OPERATORS: dict[type, Callable[..., Any]] = {}
+
+
+def _operators() -> dict[type, Callable[..., Any]]:
+    _OPERATORS.update(bounded_operators())
+    return _OPERATORS
