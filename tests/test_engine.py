@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.engine import render_template
 from gpudoctor.pipeline import LogInput, build_report, make_scanner, scan_logs
 from gpudoctor.report import Report
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
+from gpudoctor.templates import render_template
 
 FIXTURES = Path(__file__).parent / "fixtures"
 LOGS = FIXTURES / "logs" / "ranking"
@@ -193,5 +193,32 @@ def test_first_and_last_captures_reach_across_lines(book: RuleBook, tmp_path: Pa
 def test_templates_are_safe_and_typed() -> None:
     values = {"req": 2 * 1024**3, "frac": 0.345, "name": "x"}
     assert render_template("{req:size} {frac:pct} {name}", values) == "2.00 GiB 34% x"
-    assert render_template("{missing} {name.__class__} {0}", values) == "? {name.__class__} {0}"
+    assert render_template("{name.__class__} {0} {name!r}", values) == "{name.__class__} {0} 'x'"
     assert render_template("unbalanced {", values) == "unbalanced {"
+    assert render_template("{{literal}} {name:>3}", values) == "{literal}   x"
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        ("A worker died ({signal}); the job stopped.", "A worker died; the job stopped."),
+        ("Exited (exit code {code}) at once.", "Exited at once."),
+        ("({signal}) first", "first"),
+        ("Process {pid} was killed.", "Process (pid unknown) was killed."),
+        ("Needs {free_bytes:size}.", "Needs (free bytes unknown)."),
+        ("({signal} in {name})", "((signal unknown) in x)"),  # not alone: say it
+        ("Killed {pid}", "Killed (pid unknown)"),
+    ],
+)
+def test_an_unknown_value_is_never_a_placeholder(template: str, expected: str) -> None:
+    assert render_template(template, {"name": "x"}) == expected
+
+
+def test_the_engine_gives_conditions_exactly_the_pattern_functions_lint_knows() -> None:
+    from gpudoctor.engine import _pattern_functions
+    from gpudoctor.rulebook.conditions import PATTERN_FUNCTIONS
+
+    functions = _pattern_functions({"a": 2}, {"a": []})
+    assert sorted(functions) == sorted(PATTERN_FUNCTIONS)
+    assert functions["matched"]("a") is True and functions["count"]("b") == 0
+    assert functions["first"]("a", "x") is None

@@ -1,5 +1,8 @@
 """The engine: decides which rules fire on the scanned events and facts, and ranks them.
 
+(Filling a rule's summary, explanation and fix with the values found is
+:mod:`gpudoctor.templates`.)
+
 Firing. A rule with patterns fires when its patterns matched (``match: any`` — one of them;
 ``match: all`` — every one) and every condition holds for the matching line's captures plus the
 facts. A rule without patterns fires when all its conditions hold on the facts alone.
@@ -28,17 +31,16 @@ Ranking, in this order of keys:
 
 from __future__ import annotations
 
-import string
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpudoctor.facts.assemble import plain_value as _plain
 from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.report import Diagnosis, Evidence, FactValue
 from gpudoctor.rulebook.conditions import Evaluator, names_in
 from gpudoctor.rulebook.model import MatchMode, Role, Rule
-from gpudoctor.units import format_size
-from gpudoctor.version_numbers import Version
+from gpudoctor.templates import render_template, template_names
 
 MAX_EVIDENCE = 4
 EXPLAINED_FACTOR = 0.5
@@ -223,21 +225,8 @@ def _is_evidence(value: object) -> bool:
 def _template_names(rule: Rule) -> set[str]:
     names: set[str] = set()
     for template in (rule.summary, rule.explanation, *rule.fix):
-        try:
-            names.update(field for _, field, _, _ in _formatter.parse(template) if field)
-        except ValueError:
-            continue
+        names |= template_names(template)
     return names
-
-
-def _plain(value: object) -> FactValue:
-    if value is None or isinstance(value, (bool, int, float, str)):
-        return value
-    if isinstance(value, Version):
-        return str(value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    return str(value)
 
 
 def rank(findings: Sequence[Finding]) -> list[Diagnosis]:
@@ -392,38 +381,3 @@ def _pick_evidence(events: list[Event]) -> list[Event]:
         if event not in chosen:
             chosen.append(event)
     return sorted(chosen, key=lambda e: e.order)
-
-
-class _TemplateFormatter(string.Formatter):
-    """``{name}`` and ``{name:spec}`` only: no attribute or index access, unknown → "?"."""
-
-    def get_field(self, field_name: str, args: Sequence[Any], kwargs: Mapping[str, Any]) -> Any:
-        if not field_name.isidentifier():
-            return ("{" + field_name + "}", field_name)
-        return (kwargs.get(field_name), field_name)
-
-    def format_field(self, value: Any, format_spec: str) -> str:
-        if value is None:
-            return "?"
-        if format_spec == "size" and isinstance(value, (int, float)):
-            return format_size(value)
-        if format_spec == "pct" and isinstance(value, (int, float)):
-            return f"{value * 100:.0f}%"
-        try:
-            return str(super().format_field(value, format_spec))
-        except (ValueError, TypeError):
-            return str(value)
-
-
-_formatter = _TemplateFormatter()
-
-
-def render_template(template: str, values: Mapping[str, object]) -> str:
-    """Fill ``{name}``, ``{name:size}`` (bytes as "2.00 GiB") and ``{name:pct}`` fields.
-
-    A name without a value prints as ``?``; malformed braces leave the text as written.
-    """
-    try:
-        return str(_formatter.vformat(template, (), dict(values)))
-    except (ValueError, IndexError, KeyError):
-        return template

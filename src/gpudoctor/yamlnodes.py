@@ -33,10 +33,15 @@ def location(path: str, node: yaml.Node) -> SourceLocation:
     return SourceLocation(path, mark.line + 1, mark.column + 1)
 
 
-def compose(text: str, path: str) -> yaml.Node | None:
-    """Parse one YAML document into nodes; syntax errors become :class:`NodeError`."""
+def compose(text: str, path: str, *, aliases: bool = True) -> yaml.Node | None:
+    """Parse one YAML document into nodes; syntax errors become :class:`NodeError`.
+
+    With ``aliases=False`` (files from users, such as rules) a document that uses an anchor
+    and alias (``&name`` … ``*name``) is refused at the anchored node: aliases let a small
+    file stand for an exponentially large value ("billion laughs").
+    """
     try:
-        return yaml.compose(text, Loader=_Loader)
+        root = yaml.compose(text, Loader=_Loader)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         where = SourceLocation(path, mark.line + 1, mark.column + 1) if mark else None
@@ -44,6 +49,31 @@ def compose(text: str, path: str) -> yaml.Node | None:
         raise NodeError(where or SourceLocation(path, 1, 1), f"invalid YAML: {problem}") from exc
     except yaml.YAMLError as exc:
         raise NodeError(SourceLocation(path, 1, 1), f"invalid YAML: {exc}") from exc
+    if root is not None and not aliases:
+        shared = _first_shared_node(root)
+        if shared is not None:
+            raise NodeError(
+                location(path, shared),
+                "YAML anchors and aliases (&name, *name) are not allowed here; write the value out",
+            )
+    return root
+
+
+def _first_shared_node(root: yaml.Node) -> yaml.Node | None:
+    """A node reached twice (only an alias does that), or ``None``; each node visited once."""
+    seen: set[int] = set()
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if id(node) in seen:
+            return node
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend(reversed(node.value))
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in reversed(node.value):
+                stack.extend((value, key))
+    return None
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -17,6 +18,8 @@ from gpudoctor.logs.scanner import (
     Scanner,
     convert_capture,
 )
+from gpudoctor.rulebook.book import RuleBook
+from gpudoctor.rulebook.loader import load_rules
 from gpudoctor.version_numbers import Version
 
 
@@ -123,3 +126,27 @@ def test_rare_patterns_are_counted_exactly() -> None:
     data = b"".join(b"line %d\n" % i for i in range(3000)) + b"Killed\n"
     hits = scan([PatternSpec("r/k", r"^Killed$")], data).hits["r/k"]
     assert (hits.count, hits.saturated) == (1, False)
+
+
+def test_a_pack_too_large_for_one_re2_set_is_split(tmp_path: Path) -> None:
+    # RE2 refuses a set this large ("failed to compile Set"): the scanner splits it.
+    count = 5000
+    for n in range(count):
+        (tmp_path / f"gen-{n}.yaml").write_text(
+            f"id: gen-{n}\ncause: host_oom\ntitle: generated {n}\nseverity: error\n"
+            "role: root\nconfidence: 0.5\npatterns:\n"
+            f"  - id: p\n    regex: 'custom failure number {n} in (?P<mod>\\w+) at step \\d+'\n"
+            "summary: s\nfix: [f]\nreferences: [https://example.org]\n"
+            "examples: {match: ['x'], no_match: ['y']}\n"
+        )
+    book = RuleBook(tuple(load_rules([tmp_path]).rules))
+    assert len(book.rules) == count
+    scanner = book.scanner()
+    log = (
+        b"ok\ncustom failure number 4999 in loader at step 7\n"
+        b"custom failure number 12 in x at step 1\n"
+    )
+    scanner.scan(read_blocks(io.BytesIO(log), InputStats(name="log")))
+    found = {key: hits.count for key, hits in scanner.hits.items() if hits.count}
+    assert found == {"gen-4999/p": 1, "gen-12/p": 1}
+    assert scanner.hits["gen-4999/p"].first[0].captures == {"mod": "loader"}

@@ -1,18 +1,16 @@
-"""``gpudoctor rules lint`` warnings: generic patterns, backtracking traps, missing references."""
+"""``gpudoctor rules lint``: its checks (generic patterns, backtracking traps, missing
+references, names nobody defines), their ids, and turning them off."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
+from gpudoctor.cli import main
 from gpudoctor.rulebook.book import load_rulebook
-from gpudoctor.rulebook.lint import (
-    backtracking_problems,
-    is_anchored,
-    lint_rules,
-    longest_literal,
-)
+from gpudoctor.rulebook.lint import CHECKS, ERROR_CHECKS, lint_rules
 from gpudoctor.rulebook.loader import load_rules
 from gpudoctor.rulebook.model import Pattern, Role, Rule, Severity
 
@@ -71,47 +69,6 @@ def test_anchored_or_contextual_generic_words_pass(regex: str) -> None:
     assert messages(make_rule(regex)) == []
 
 
-def test_group_openers_are_not_literal_text() -> None:
-    assert longest_literal(r"(?P<name>ab)(?:cd)") in {"ab", "cd"}
-    assert is_anchored(r"(?i)^foo")
-    assert is_anchored(r"foo$")
-    assert not is_anchored(r"foo\$")
-
-
-@pytest.mark.parametrize(
-    "regex",
-    [
-        r"(a+)+b",
-        r"(\w+\s?)*x",
-        r"(.*a){3,}",
-        r"([a-z]+)*$",
-        r"(?P<n>\d+)+",
-    ],
-)
-def test_nested_quantifiers_are_flagged(regex: str) -> None:
-    assert any("nested quantifiers" in p for p in backtracking_problems(regex))
-
-
-@pytest.mark.parametrize("regex", [r"(\w|\d)+", r"(a|ab)*c", r"(?:x|xy){2,}", r"(?:[a-z]|\w)+"])
-def test_overlapping_alternations_under_a_quantifier_are_flagged(regex: str) -> None:
-    assert any("alternation" in p for p in backtracking_problems(regex))
-
-
-@pytest.mark.parametrize(
-    "regex",
-    [
-        r"(?:\s+(?:sm|compute)_\d+)*",  # each repeat is followed by something different
-        r"(?:[^,]+,)*",
-        r"(?:\d+\.)+\d+",
-        r"(?:foo|bar)+",
-        r"(a|b){1}",
-        r"DataLoader worker \(pid\(?s?\)? (?P<pid>[\d, ]+)\) exited unexpectedly",
-    ],
-)
-def test_safe_repetitions_pass(regex: str) -> None:
-    assert backtracking_problems(regex) == []
-
-
 def test_backtracking_warning_names_the_pattern() -> None:
     (message,) = messages(make_rule(r"Watchdog caught (\w+\s?)+ timeout"))
     assert 'pattern "p0"' in message and "backtrack" in message
@@ -151,3 +108,132 @@ def test_generic_context_pattern_is_fine_beside_a_specific_one(tmp_path: Path) -
     rule.write_text(alone)
     messages = [w.message for w in lint_rules(load_rules([tmp_path]).rules)]
     assert any('pattern "epoch" is too generic' in m for m in messages)
+
+
+def test_every_finding_names_its_check_and_level() -> None:
+    (finding,) = lint_rules([make_rule(r"Watchdog caught (\w+\s?)+ timeout")])
+    assert finding.check == "backtracking" and finding.level == "warning"
+    assert str(finding).startswith('rules/sample.yaml:1:1: warning: pattern "p0" has nested')
+    assert str(finding).endswith(" [backtracking]")
+
+
+def test_a_disabled_check_reports_nothing() -> None:
+    rule = make_rule(r"error", references=())
+    assert {f.check for f in lint_rules([rule])} == {"generic-pattern", "no-references"}
+    assert [f.check for f in lint_rules([rule], disabled={"no-references"})] == ["generic-pattern"]
+    with pytest.raises(KeyError):
+        lint_rules([rule], disabled={"no-such-check"})
+
+
+def test_every_check_is_documented() -> None:
+    for check_id, function in CHECKS.items():
+        assert function.__doc__ and len(function.__doc__.split()) >= 8, check_id
+    assert set(ERROR_CHECKS) <= set(CHECKS)
+
+
+RULE = """\
+id: t-names
+cause: gpu_oom
+title: t
+severity: error
+role: root
+confidence: 0.5
+patterns:
+  - id: oom
+    regex: 'CUDA out of memory at step (?P<step>\\d+)'
+  - id: epoch
+    regex: '^epoch (?P<n>\\d+)'
+derived:
+  late: 'last("epoch", "n") != None and last("epoch", "n") > 3'
+conditions:
+  - {condition}
+summary: s
+fix: [f]
+references: [https://example.org]
+examples: {{match: ['CUDA out of memory at step 1'], no_match: ['x']}}
+"""
+
+
+def name_findings(tmp_path: Path, condition: str) -> list[str]:
+    path = tmp_path / "t-names.yaml"
+    path.write_text(RULE.format(condition=condition))
+    rules = load_rules([path]).rules
+    found = lint_rules(rules, fact_names=frozenset({"gpu_temperature", "driver_version"}))
+    return [f"{f.location.line}:{f.location.column}: {f.level}: {f.message} [{f.check}]"
+            for f in found]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        "'step > 0 and late'",  # a capture and a derived value
+        "'gpu_temperature == None or gpu_temperature > 80'",  # a fact
+        '\'matched("epoch") and count("oom") >= 1 and first("oom", "step") < 9\'',
+        "'any(x > 3 for x in [step]) and version(driver_version) >= version(\"525\")'",
+    ],
+)
+def test_known_names_pass(tmp_path: Path, condition: str) -> None:
+    assert name_findings(tmp_path, condition) == []
+
+
+@pytest.mark.parametrize(
+    ("condition", "expected"),
+    [
+        (
+            "'gpu_temprature > 80'",
+            '15:6: error: condition reads "gpu_temprature", which is no fact, no capture and no '
+            'derived value (did you mean "gpu_temperature"?) [unknown-name]',
+        ),
+        (
+            "'verison(driver_version) > 1'",
+            '15:6: error: condition calls "verison", which is not a condition function '
+            '(did you mean "version"?) [unknown-function]',
+        ),
+        (
+            "'matched(\"oomm\")'",
+            '15:6: error: condition: matched(): no pattern "oomm" in this rule '
+            "(its patterns: epoch, oom) [unknown-pattern-id]",
+        ),
+        (
+            '\'last("epoch", "step") > 1\'',
+            '15:6: error: condition: last(): pattern "epoch" has no capture "step" '
+            "[unknown-pattern-id]",
+        ),
+        (
+            "'count(oom) > 1'",
+            "15:6: error: condition: count(): the pattern id must be written in quotes "
+            "[unknown-pattern-id]",
+        ),
+    ],
+)
+def test_unknown_names_are_errors_at_their_line(
+    tmp_path: Path, condition: str, expected: str
+) -> None:
+    assert expected in name_findings(tmp_path, condition)
+
+
+def test_cli_lint_ids_disable_and_list(tmp_path: Path) -> None:
+    path = tmp_path / "t-names.yaml"
+    path.write_text(RULE.format(condition="'gpu_temprature > 80'"))
+    runner = CliRunner()
+    failing = runner.invoke(main, ["rules", "lint", str(path)])
+    assert failing.exit_code == 2
+    assert "[unknown-name]" in failing.stdout
+    assert failing.stdout.strip().endswith("1 rules checked: 1 errors, 0 warnings")
+    quiet = runner.invoke(main, ["rules", "lint", "--disable", "unknown-name", str(path)])
+    assert quiet.exit_code == 0, quiet.output
+    path.write_text(
+        RULE.format(condition="'step > 1'").replace("references: [https://example.org]\n", "")
+    )
+    warned = runner.invoke(main, ["rules", "lint", str(path)])
+    assert warned.exit_code == 0 and "[no-references]" in warned.stdout
+    strict = runner.invoke(main, ["rules", "lint", "--strict", str(path)])
+    assert strict.exit_code == 2
+    both_off = ["--strict", "--disable", "no-references", "--disable", "unknown-name"]
+    assert runner.invoke(main, ["rules", "lint", *both_off, str(path)]).exit_code == 0
+    listed = runner.invoke(main, ["rules", "lint", "--list-checks"])
+    assert listed.exit_code == 0
+    lines = {line.split()[0]: line.split()[1] for line in listed.stdout.splitlines()}
+    assert lines["unknown-name"] == "error" and lines["backtracking"] == "warning"
+    typo = runner.invoke(main, ["rules", "lint", "--disable", "unknown-nam"])
+    assert typo.exit_code == 2 and 'did you mean "unknown-name"' in typo.stderr

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
 
 import pytest
 
 from gpudoctor.errors import RuleErrors
 from gpudoctor.logs.scanner import CaptureType
-from gpudoctor.rulebook.files import bundled_rules_dir
+from gpudoctor.rulebook import files as files_module
+from gpudoctor.rulebook.files import MAX_RULE_FILE_BYTES, bundled_rules_dir
 from gpudoctor.rulebook.loader import load_rule_file, load_rules
 from gpudoctor.rulebook.model import MatchMode, Role, Severity
 
@@ -116,4 +119,66 @@ def test_explains_must_name_rule_or_cause(tmp_path: Path) -> None:
 def test_bundled_pack_loads_cleanly() -> None:
     result = load_rules([bundled_rules_dir()], collect=True)
     assert result.errors == []
-    assert len(result.rules) >= 1
+    # every file became a rule, each with the id of its file name
+    files = {p.stem for p in bundled_rules_dir().glob("*.yaml")}
+    assert len(files) > 50
+    assert sorted(r.id for r in result.rules) == sorted(files)
+
+
+def test_yaml_aliases_are_refused_at_the_anchor() -> None:
+    assert messages("alias-bomb.yaml") == [
+        "15:14: YAML anchors and aliases (&name, *name) are not allowed here; write the value out"
+    ]
+
+
+def test_a_symlink_to_a_device_is_not_a_regular_file(tmp_path: Path) -> None:
+    link = tmp_path / "zero.yaml"
+    link.symlink_to("/dev/zero")
+    rule, errors = load_rule_file(link)
+    assert rule is None
+    assert [f"{e.location}: {e.message}" for e in errors] == [f"{link}:1:1: not a regular file"]
+
+
+def test_a_fifo_is_refused_without_hanging(tmp_path: Path) -> None:
+    fifo = tmp_path / "pipe.yaml"
+    os.mkfifo(fifo)  # nobody writes to it: a blocking open would wait forever
+    started = time.monotonic()
+    _, errors = load_rule_file(fifo)
+    assert [e.message for e in errors] == ["not a regular file"]
+    assert time.monotonic() - started < 5
+
+
+def test_a_rule_file_over_the_size_cap_is_refused_unread(tmp_path: Path) -> None:
+    big = tmp_path / "big.yaml"
+    with big.open("wb") as file:
+        file.truncate(MAX_RULE_FILE_BYTES + 1)  # sparse: nothing to read if it were read
+    _, errors = load_rule_file(big)
+    assert [e.message for e in errors] == ["rule file larger than 1 MiB"]
+    just_fits = tmp_path / "fits.yaml"
+    just_fits.write_text("#" * (MAX_RULE_FILE_BYTES - 1) + "\n")
+    _, errors = load_rule_file(just_fits)
+    assert [e.message for e in errors] == ["empty rule file"]
+
+
+def test_an_unreadable_rule_file_is_reported_without_its_content(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("token: hunter2-secret\n")
+    link = tmp_path / "secret.yaml"
+    link.symlink_to(secret)
+    real_open = os.open
+
+    def refuse(path: object, flags: int, *args: object) -> int:
+        # Tests run as root here, where chmod 000 does not stop a read: refuse like the kernel.
+        if Path(str(path)) == link:
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(files_module.os, "open", refuse)
+    _, errors = load_rule_file(link)
+    assert [e.message for e in errors] == ["unreadable (permission denied)"]
+    monkeypatch.undo()
+    # Readable but not a rule: the loader's errors never quote the text either.
+    _, errors = load_rule_file(link)
+    assert errors and all("hunter2" not in e.message for e in errors)

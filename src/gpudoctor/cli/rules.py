@@ -73,18 +73,39 @@ def rules_show(rule_id: str, rule_dirs: tuple[Path, ...]) -> None:
 @rules.command("lint")
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("--strict", is_flag=True, help="Treat warnings as errors.")
-def rules_lint(paths: tuple[Path, ...], strict: bool) -> None:
-    """Check rule files (default: the bundled pack); print every problem as path:line:col."""
-    from gpudoctor.rulebook.lint import lint_rules
+@click.option("--disable", "disabled", multiple=True, metavar="CHECK",
+              help="Turn one check off (repeatable); see --list-checks.")  # fmt: skip
+@click.option("--list-checks", is_flag=True, help="List the checks, their ids and levels.")
+def rules_lint(
+    paths: tuple[Path, ...], strict: bool, disabled: tuple[str, ...], list_checks: bool
+) -> None:
+    """Check rule files (default: the bundled pack); print every problem as path:line:col,
+    with the id of the check that found it."""
+    from gpudoctor.rulebook.lint import CHECKS, describe_checks, lint_rules
 
+    if list_checks:
+        width = max(len(check_id) for check_id in CHECKS)
+        for check_id, level, doc in describe_checks():
+            click.echo(f"{check_id:<{width}}  {level:<7}  {doc}")
+        return
+    for check_id in disabled:
+        if check_id not in CHECKS:
+            import difflib
+
+            close = difflib.get_close_matches(check_id, list(CHECKS), n=1)
+            hint = f' (did you mean "{close[0]}"?)' if close else ""
+            fail(f'unknown check "{check_id}"{hint}; see `gpudoctor rules lint --list-checks`',
+                 EXIT_USAGE)  # fmt: skip
     own, errors = _load_targets(paths)
-    warnings = lint_rules(own)
+    findings = lint_rules(own, disabled=disabled)
     for error in errors:
         click.echo(f"{error.location}: error: {error.message}")
-    for warning in warnings:
-        click.echo(str(warning))
-    click.echo(f"{len(own)} rules checked: {len(errors)} errors, {len(warnings)} warnings")
-    if errors or (strict and warnings):
+    for finding in findings:
+        click.echo(str(finding))
+    lint_errors = sum(1 for f in findings if f.level == "error")
+    warnings = len(findings) - lint_errors
+    click.echo(f"{len(own)} rules checked: {len(errors) + lint_errors} errors, {warnings} warnings")
+    if errors or lint_errors or (strict and warnings):
         sys.exit(EXIT_USAGE)
 
 

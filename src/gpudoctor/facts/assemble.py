@@ -24,7 +24,7 @@ def assemble_facts(
         if value is not None or name not in facts:
             facts[name] = value
     facts.update(_compat(facts))
-    return {name: _plain(value) for name, value in facts.items()}
+    return {name: plain_value(value) for name, value in facts.items()}
 
 
 _COMPAT_INPUTS = (
@@ -47,11 +47,13 @@ def _compat(facts: Mapping[str, object]) -> dict[str, object]:
     return dict(compat_facts(facts))
 
 
-def _plain(value: object) -> FactValue:
+def plain_value(value: object) -> FactValue:
+    """``value`` as JSON-ready data: scalars kept, lists and tuples mapped, anything else
+    (a :class:`~gpudoctor.version_numbers.Version`, …) as its text."""
     if value is None or isinstance(value, (bool, int, float, str)):
         return value
     if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
+        return [plain_value(v) for v in value]
     return str(value)
 
 

@@ -4,7 +4,8 @@ Patterns are RE2 regular expressions (google-re2), matched against one line at a
 runs in time linear in the input whatever the pattern, so no rule can make a scan backtrack
 catastrophically. Each block goes first through one RE2 *set* holding every pattern, which
 says in a single pass which patterns occur in the block at all; only those are then searched
-line by line for their matches and captures. Lines that match nothing are never decoded.
+line by line for their matches and captures. A pack too large for one set (several thousand
+patterns) is split over a few sets. Lines that match nothing are never decoded.
 
 A match becomes an :class:`Event` with the source, the line number, the decoded line and the
 typed captures. The scanner keeps the first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST`
@@ -160,6 +161,28 @@ def _line_match(
     return None
 
 
+def _compile_sets(specs: Sequence[PatternSpec], start: int, stop: int) -> list[tuple[int, re2.Set]]:
+    """RE2 sets covering ``specs[start:stop]``, each with the index of its first pattern.
+
+    One set holds every pattern when it fits RE2's memory budget (a few thousand patterns);
+    past that, the range is halved until each half compiles, so a large user pack costs a few
+    passes per block instead of failing.
+    """
+    pattern_set = re2.Set.SearchSet(regex_options())
+    for spec in specs[start:stop]:
+        pattern_set.Add(_effective(spec.regex, spec.ignore_case).encode("utf-8"))
+    try:
+        pattern_set.Compile()
+    except re2.error:
+        if stop - start == 1:
+            raise ValueError(
+                f"pattern {specs[start].key} is too large for RE2's memory budget"
+            ) from None
+        middle = (start + stop) // 2
+        return _compile_sets(specs, start, middle) + _compile_sets(specs, middle, stop)
+    return [(start, pattern_set)]
+
+
 class Scanner:
     """Scans blocks for many patterns at once and collects their events."""
 
@@ -168,23 +191,19 @@ class Scanner:
         # Compiled one by one only when the set first finds the pattern in a block: most
         # patterns never match, and compiling them all would dominate short runs.
         self._compiled: list[re2._Regexp | None] = [None] * len(self._specs)
-        self._set: re2.Set | None = None
-        if patterns:
-            self._set = re2.Set.SearchSet(regex_options())
-            for spec in patterns:
-                self._set.Add(_effective(spec.regex, spec.ignore_case).encode("utf-8"))
-            self._set.Compile()
+        self._sets = _compile_sets(self._specs, 0, len(self._specs)) if self._specs else []
         self.hits: dict[str, PatternHits] = {p.key: PatternHits() for p in patterns}
 
     def scan(self, blocks: Iterable[Block], input_index: int = 0) -> None:
         """Scan every block of one input; ``input_index`` orders inputs against each other."""
-        if self._set is None:
+        if not self._sets:
             for _ in blocks:
                 pass
             return
         for block in blocks:
-            for index in self._set.Match(block.data) or ():
-                self._scan_pattern(index, block, input_index)
+            for offset, pattern_set in self._sets:
+                for index in pattern_set.Match(block.data) or ():
+                    self._scan_pattern(offset + index, block, input_index)
 
     def _scan_pattern(self, index: int, block: Block, input_index: int) -> None:
         spec = self._specs[index]

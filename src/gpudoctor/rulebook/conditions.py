@@ -12,6 +12,9 @@ Semantics rule authors rely on:
   evaluated;
 * a condition that cannot be evaluated (``None`` compared with a number, a division by zero)
   is **false**, never an error at run time;
+* every expression is bounded in size, depth, the methods it may call and the values it may
+  build (:mod:`gpudoctor.rulebook.expression_limits`); one that goes past a limit is refused
+  by the loader and false at run time;
 * functions: ``version(x)`` (numeric version comparison), ``matched("pattern_id")`` and
   ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
   ``first("pattern_id", "capture")`` and ``last("pattern_id", "capture")`` (a capture of the
@@ -26,6 +29,12 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
+from gpudoctor.rulebook.expression_limits import (
+    LimitExceeded,
+    bounded_evaluator,
+    expression_problem,
+    parsed,
+)
 from gpudoctor.version_numbers import Version, parse_version
 
 
@@ -54,20 +63,20 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
-def syntax_error(expression: str) -> str | None:
-    """Return why ``expression`` is not a valid condition, or ``None`` when it is."""
-    import ast
+PATTERN_FUNCTIONS = ("matched", "count", "first", "last")
+"""Functions the engine adds for a rule with patterns; each takes a pattern id of the rule."""
 
-    try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError as exc:
-        return f"invalid expression: {exc.msg}"
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
-            return f"attribute {node.attr!r} is not allowed"
-        if isinstance(node, (ast.Lambda, ast.NamedExpr, ast.Await, ast.Yield)):
-            return f"{type(node).__name__.lower()} is not allowed in a condition"
-    return None
+COMPOUND_FUNCTIONS = ("list", "tuple", "dict", "set")
+"""Constructors the evaluator adds for its compound types."""
+
+
+def syntax_error(expression: str) -> str | None:
+    """Return why ``expression`` is not a valid condition, or ``None`` when it is.
+
+    Besides Python syntax, the limits of :mod:`gpudoctor.rulebook.expression_limits` apply
+    (size, depth, allowed methods and format specs).
+    """
+    return expression_problem(expression)
 
 
 @cache
@@ -125,18 +134,20 @@ class Evaluator:
         self._names[name] = value
 
     def value(self, expression: str) -> object | None:
-        """The expression's value, or ``None`` when it cannot be evaluated."""
-        from simpleeval import EvalWithCompoundTypes, InvalidExpression
+        """The expression's value, or ``None`` when it cannot be evaluated or goes past a
+        limit of :mod:`gpudoctor.rulebook.expression_limits`."""
+        from simpleeval import InvalidExpression
 
-        if self._engine is None:
-            self._engine = EvalWithCompoundTypes(
-                names=_UnknownIsNone(self._names), functions=self._functions
-            )
-        try:
-            result: object = self._engine.eval(expression.strip())
-        except (InvalidExpression, TypeError, ValueError, ZeroDivisionError, AttributeError):
+        tree = parsed(expression)
+        if tree is None:
             return None
-        except (KeyError, IndexError, OverflowError):
+        if self._engine is None:
+            self._engine = bounded_evaluator(_UnknownIsNone(self._names), self._functions)
+        try:
+            result: object = self._engine.eval(expression, previously_parsed=tree)
+        except (InvalidExpression, LimitExceeded, TypeError, ValueError, ArithmeticError):
+            return None
+        except (AttributeError, KeyError, IndexError, RecursionError):
             return None
         return result
 

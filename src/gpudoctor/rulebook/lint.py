@@ -1,41 +1,40 @@
-"""``gpudoctor rules lint``: rules that load but look wrong.
+"""``gpudoctor rules lint``: rules that load but look wrong, as a registry of named checks.
 
-Errors (a rule that cannot load) come from the loader. Warnings, here, flag what is legal but
-likely a mistake:
+Errors that stop a rule from loading come from the loader. The checks here look at rules that
+did load. :data:`CHECKS` maps each check's stable id to its function, whose docstring is its
+documentation (``gpudoctor rules lint --list-checks``); ``--disable ID`` turns one off. Checks
+in :data:`ERROR_CHECKS` find rules that would silently never work (a name nobody defines reads
+as ``None`` at run time, so the condition is simply false): their findings are errors. The
+others are warnings, errors only under ``--strict``. Every finding names its check.
 
-* a pattern so generic it would fire on healthy logs: no literal text of at least
-  :data:`MIN_LITERAL` characters, or resting on a generic word ("error", "failed", "Killed")
-  without being anchored to the start or end of the line;
-* a pattern that would backtrack catastrophically in a backtracking engine (Python ``re``,
-  PCRE, Java) — a quantified group whose body is itself unbounded (``(a+)+``, ``(\\w+\\s?)*``),
-  or a quantified alternation whose branches can start with the same character
-  (``(\\w|\\d)+``, ``(a|ab)*``). RE2 runs them in linear time, but rules are data that people
-  copy into other tools, and such a construct is almost always an accident;
-* a rule without references (except ``advice``), or one that explains itself;
-* a rule whose ``summary`` uses a capture that none of its patterns or ``derived`` defines
-  (it would print ``?``).
-
-The regex structure is read with Python's own regex parser (RE2 syntax used by rules is a
-subset of it for what matters here); a pattern it cannot parse is simply not analysed.
+The shape of regexes (literal text, anchors, backtracking) is read by
+:mod:`gpudoctor.rulebook.regex_shape`.
 """
 
 from __future__ import annotations
 
-import re
-import string
-from collections.abc import Iterable, Sequence
+import ast
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from functools import cached_property
+from pathlib import Path
 
 from gpudoctor.errors import SourceLocation
+from gpudoctor.rulebook.conditions import (
+    BASE_FUNCTIONS,
+    COMPOUND_FUNCTIONS,
+    PATTERN_FUNCTIONS,
+    names_in,
+)
 from gpudoctor.rulebook.model import MatchMode, Pattern, Role, Rule
-
-try:  # Python 3.11+: the parser lives in re._parser (sre_parse is a deprecated alias).
-    from re import _constants as _sre_constants  # type: ignore[attr-defined]
-    from re import _parser as _sre_parser  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover - Python < 3.11
-    import sre_constants as _sre_constants
-    import sre_parse as _sre_parser
+from gpudoctor.rulebook.regex_shape import (
+    backtracking_problems,
+    is_anchored,
+    literal_runs,
+    longest_literal,
+    named_groups,
+)
+from gpudoctor.templates import template_names
 
 MIN_LITERAL = 6
 """A pattern must contain a literal run at least this long (or be anchored to a whole line)."""
@@ -44,396 +43,316 @@ GENERIC_WORDS = {
     "error", "failed", "failure", "fatal", "exception", "warning", "killed", "abort", "aborted",
     "crash", "crashed", "timeout", "nan", "inf", "died",
 }  # fmt: skip
-_NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*](?:[^()\\]|\\.)*\)[+*{]")
-_META = re.compile(r"\\[dDwWsSbB]|\\.|\[[^\]]*\]|[.^$|?*+(){}]")
-_GROUP_OPENER = re.compile(r"\(\?(?:P<\w+>|<\w+>|:|[imsxU-]+:?|[=!]|<[=!])")
-_NAMED_GROUP = re.compile(r"\(\?P?<(\w+)>")
-
-_OP = _sre_constants
-_REPEATS = {_OP.MAX_REPEAT, _OP.MIN_REPEAT} | (
-    {_OP.POSSESSIVE_REPEAT} if hasattr(_OP, "POSSESSIVE_REPEAT") else set()
-)
-_UNBOUNDED = _OP.MAXREPEAT
 
 
 @dataclass(frozen=True)
-class LintWarning:
-    """A rule that loads but looks wrong."""
+class LintFinding:
+    """One problem one check found in one rule."""
+
+    location: SourceLocation
+    message: str
+    check: str
+    level: str = "warning"
+    """``"warning"`` or ``"error"``."""
+
+    def __str__(self) -> str:
+        return f"{self.location}: {self.level}: {self.message} [{self.check}]"
+
+
+@dataclass(frozen=True)
+class Problem:
+    """What a check function reports: where, and what is wrong."""
 
     location: SourceLocation
     message: str
 
-    def __str__(self) -> str:
-        return f"{self.location}: warning: {self.message}"
+
+class RuleView:
+    """A rule with what its checks need to know about it, computed once."""
+
+    def __init__(self, rule: Rule, fact_names: frozenset[str]) -> None:
+        self.rule = rule
+        self.fact_names = fact_names
+        self.top = SourceLocation(rule.path, 1, 1)
+
+    @cached_property
+    def captures(self) -> dict[str, set[str]]:
+        """Named groups of each pattern, by pattern id."""
+        return {p.id: named_groups(p.regex) for p in self.rule.patterns}
+
+    @cached_property
+    def defined(self) -> frozenset[str]:
+        """Every name an expression or template of this rule may read."""
+        names = set(self.fact_names) | set(self.rule.derived)
+        for groups in self.captures.values():
+            names |= groups
+        return frozenset(names)
+
+    def expressions(self) -> Iterator[tuple[str, str]]:
+        """(where it is, expression) for every condition, ``adjust.when`` and ``derived``."""
+        for condition in self.rule.conditions:
+            yield "condition", condition
+        for adjustment in self.rule.adjust:
+            yield "adjust", adjustment.when
+        for name, expression in self.rule.derived.items():
+            yield f'derived "{name}"', expression
+
+    @cached_property
+    def _lines(self) -> list[str]:
+        from gpudoctor.rulebook.files import RuleFileError, read_rule_text
+
+        try:
+            return read_rule_text(Path(self.rule.path)).splitlines()
+        except (RuleFileError, OSError):
+            return []
+
+    def locate(self, expression: str, word: str = "") -> SourceLocation:
+        """Where ``expression`` (and ``word`` in it) is written in the rule file, as near as
+        can be found; the top of the file otherwise."""
+        first = expression.strip().splitlines()[0] if expression.strip() else ""
+        for number, line in enumerate(self._lines, start=1):
+            column = line.find(first) if first else -1
+            if column >= 0:
+                inner = line.find(word, column) if word else -1
+                return SourceLocation(self.rule.path, number, (inner if inner >= 0 else column) + 1)
+        return self.top
 
 
-def longest_literal(regex: str) -> str:
-    """The longest run of plain characters in a regex (escapes and classes break runs).
-
-    Group openers such as ``(?:``, ``(?P<name>`` and inline flags are not literal text.
-    """
-    runs = _META.split(_GROUP_OPENER.sub("(", regex))
-    return max((r for r in runs), key=len, default="")
+Check = Callable[[RuleView], Iterator[Problem]]
 
 
 def context_literal(regex: str) -> int:
     """How many literal characters the pattern has besides its generic words."""
-    runs = _META.split(_GROUP_OPENER.sub("(", regex))
     return sum(
-        len(r.strip()) for r in runs if r.strip().lower().strip(" :`'\"") not in GENERIC_WORDS
+        len(r.strip())
+        for r in literal_runs(regex)
+        if r.strip().lower().strip(" :`'\"") not in GENERIC_WORDS
     )
-
-
-def is_anchored(regex: str) -> bool:
-    """Whether the pattern is tied to the start or the end of the line."""
-    body = re.sub(r"^\(\?[imsU]+\)", "", regex)
-    return body.startswith("^") or body.startswith("(?:^|") or _ends_with_anchor(body)
-
-
-def _ends_with_anchor(regex: str) -> bool:
-    return regex.endswith("$") and not regex.endswith("\\$")
-
-
-def backtracking_problems(regex: str) -> list[str]:
-    """Constructs that would backtrack catastrophically in a backtracking engine.
-
-    Returns a short description of each one found (empty when the pattern is safe or cannot be
-    parsed by Python's regex parser).
-    """
-    problems: list[str] = []
-    try:
-        tree = _parse(regex)
-    except (re.error, OverflowError, RecursionError, ValueError):
-        return ["nested quantifiers ((a+)+)"] if _NESTED_QUANTIFIER.search(regex) else []
-    _walk(list(tree), problems)
-    for body in _quantified_group_bodies(regex):
-        overlap = _overlapping_alternatives(body)
-        if overlap:
-            problems.append(f"a repeated alternation whose branches can match alike ({overlap})")
-    return problems
-
-
-def _parse(regex: str) -> Any:
-    return _sre_parser.parse(_GROUP_OPENER.sub(_keep_named, regex))
-
-
-def _keep_named(match: re.Match[str]) -> str:
-    # Python's parser understands every opener except RE2's "(?<name>"; normalise that one.
-    text = match.group(0)
-    if text.startswith("(?<") and text[3:4] not in ("=", "!"):
-        return "(?P<" + text[3:]
-    return text
-
-
-@dataclass(frozen=True)
-class _CharSet:
-    """A set of characters, possibly negated (``[^,]``); ``_CharSet(True)`` is any character."""
-
-    negated: bool = False
-    chars: frozenset[str] = frozenset()
-
-    def __or__(self, other: _CharSet) -> _CharSet:
-        if not self.negated and not other.negated:
-            return _CharSet(False, self.chars | other.chars)
-        if self.negated and other.negated:
-            return _CharSet(True, self.chars & other.chars)
-        pos, neg = (other, self) if self.negated else (self, other)
-        return _CharSet(True, neg.chars - pos.chars)
-
-    def meets(self, other: _CharSet) -> bool:
-        if self.negated and other.negated:
-            return True
-        if self.negated or other.negated:
-            pos, neg = (other, self) if self.negated else (self, other)
-            return bool(pos.chars - neg.chars)
-        return bool(self.chars & other.chars)
-
-    @property
-    def empty(self) -> bool:
-        return not self.negated and not self.chars
-
-
-_NOTHING = _CharSet()
-_ANY = _CharSet(True)
-
-
-def _walk(items: list[Any], problems: list[str]) -> None:
-    for op, value in items:
-        if op in _REPEATS:
-            _low, high, body = value
-            if (high == _UNBOUNDED or high > 1) and _ambiguous_iterations(list(body)):
-                problems.append("nested quantifiers ((a+)+): the group repeats a repetition")
-        for child in _children(op, value):
-            _walk(child, problems)
-
-
-def _ambiguous_iterations(body: list[Any]) -> bool:
-    """Whether a repeated ``body`` can split the same text between its parts in many ways.
-
-    True when an unbounded repeat inside the body can also match what comes right after it —
-    later in the body, or the start of the next iteration: ``(a+)+``, ``(\\w+\\s?)*``,
-    ``(.*a){3,}``. ``(?:\\s+sm_\\d+)*`` is safe: what follows each repeat differs from it.
-    """
-    return _repeat_meets_follower(body, _first_chars(body))
-
-
-def _repeat_meets_follower(items: list[Any], after: _CharSet) -> bool:
-    """Whether an unbounded repeat in ``items`` overlaps what can follow it (``after`` ends)."""
-    for index, (op, value) in enumerate(items):
-        follow = _first_chars(items[index + 1 :])
-        if _nullable(items[index + 1 :]):
-            follow = follow | after
-        if op in _REPEATS and value[1] == _UNBOUNDED:
-            inner = _first_chars(list(value[2]))
-            if not inner.empty and inner.meets(follow):
-                return True
-        if any(_repeat_meets_follower(child, follow) for child in _children(op, value)):
-            return True
-    return False
-
-
-def _children(op: Any, value: Any) -> list[list[Any]]:
-    """The nested sequences of one parsed node (repeat body, group content, branches)."""
-    if op in _REPEATS:
-        return [list(value[2])]
-    if op == _OP.SUBPATTERN:
-        return [list(value[-1])]
-    if op == _OP.BRANCH:
-        return [list(b) for b in value[1]]
-    return []
-
-
-def _quantified_group_bodies(regex: str) -> list[str]:
-    """The text of every group followed by ``*``, ``+`` or ``{n,}`` / ``{n,m}`` with m > 1."""
-    bodies: list[str] = []
-    stack: list[int] = []
-    i, n = 0, len(regex)
-    while i < n:
-        c = regex[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "[":
-            i = _class_end(regex, i)
-            continue
-        if c == "(":
-            stack.append(i)
-        elif c == ")" and stack:
-            start = stack.pop()
-            if _repeats_many(regex[i + 1 :]):
-                group = regex[start : i + 1]
-                opener = _GROUP_OPENER.match(group)
-                bodies.append(group[len(opener.group(0)) if opener else 1 : -1])
-        i += 1
-    return bodies
-
-
-def _repeats_many(rest: str) -> bool:
-    """Whether the text right after a group is a quantifier allowing more than one repeat."""
-    return rest[:1] in ("*", "+") or bool(re.match(r"\{(?:\d*,\d*|[2-9]\d*|1\d+)\}", rest))
-
-
-def _class_end(regex: str, start: int) -> int:
-    i = start + 1
-    if regex[i : i + 1] == "^":
-        i += 1
-    if regex[i : i + 1] == "]":
-        i += 1
-    while i < len(regex) and regex[i] != "]":
-        i += 2 if regex[i] == "\\" else 1
-    return i + 1
-
-
-def _top_level_alternatives(body: str) -> list[str]:
-    parts, depth, current, i = [], 0, "", 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\":
-            current += body[i : i + 2]
-            i += 2
-            continue
-        if c == "[":
-            end = _class_end(body, i)
-            current += body[i:end]
-            i = end
-            continue
-        if c == "(":
-            depth += 1
-        elif c == ")":
-            depth -= 1
-        if c == "|" and depth == 0:
-            parts.append(current)
-            current = ""
-        else:
-            current += c
-        i += 1
-    parts.append(current)
-    return parts
-
-
-def _overlapping_alternatives(body: str) -> str:
-    """Two alternatives of a repeated group that can start with the same character."""
-    alternatives = _top_level_alternatives(body)
-    if len(alternatives) < 2:
-        return ""
-    firsts = []
-    for alternative in alternatives:
-        try:
-            firsts.append(_first_chars(list(_parse(alternative))))
-        except (re.error, OverflowError, RecursionError, ValueError):
-            return ""
-    for i, first in enumerate(firsts):
-        for j in range(i + 1, len(firsts)):
-            if not first.empty and first.meets(firsts[j]):
-                return f"{alternatives[i]} | {alternatives[j]}"
-    return ""
-
-
-def _first_chars(items: list[Any]) -> _CharSet:
-    """Characters the sequence can begin with."""
-    found = _NOTHING
-    for op, value in items:
-        if op in (_OP.AT, _OP.ASSERT, _OP.ASSERT_NOT):
-            continue
-        if op == _OP.LITERAL:
-            return found | _CharSet(False, frozenset(chr(value)))
-        if op == _OP.NOT_LITERAL:
-            return found | _CharSet(True, frozenset(chr(value)))
-        if op == _OP.ANY:
-            return _ANY
-        if op == _OP.IN:
-            return found | _class_set(value)
-        children = _children(op, value)
-        if not children:
-            return _ANY
-        for child in children:
-            found = found | _first_chars(child)
-        if not _nullable([(op, value)]):
-            return found
-    return found
-
-
-def _nullable(items: list[Any]) -> bool:
-    for op, value in items:
-        if op in (_OP.AT, _OP.ASSERT, _OP.ASSERT_NOT):
-            continue
-        if op in _REPEATS:
-            if value[0] == 0 or _nullable(list(value[2])):
-                continue
-            return False
-        if op == _OP.SUBPATTERN:
-            if _nullable(list(value[-1])):
-                continue
-            return False
-        if op == _OP.BRANCH:
-            if any(_nullable(list(b)) for b in value[1]):
-                continue
-            return False
-        return False
-    return True
-
-
-_CATEGORY_CHARS = {
-    "CATEGORY_DIGIT": frozenset(string.digits),
-    "CATEGORY_SPACE": frozenset(" \t\n\r\f\v"),
-    "CATEGORY_WORD": frozenset(string.ascii_letters + string.digits + "_"),
-}
-
-
-def _class_set(value: Iterable[Any]) -> _CharSet:
-    members: set[str] = set()
-    negated = False
-    for op, item in value:
-        if op == _OP.NEGATE:
-            negated = True
-        elif op == _OP.LITERAL:
-            members.add(chr(item))
-        elif op == _OP.RANGE:
-            low, high = item
-            if high - low > 512:
-                return _ANY
-            members |= {chr(c) for c in range(low, high + 1)}
-        elif op == _OP.CATEGORY:
-            chars = _CATEGORY_CHARS.get(str(item))
-            if chars is None:
-                return _ANY
-            members |= chars
-    return _CharSet(negated, frozenset(members))
-
-
-def lint_rules(rules: Sequence[Rule]) -> list[LintWarning]:
-    """Warnings for every rule in ``rules``."""
-    warnings: list[LintWarning] = []
-    for rule in rules:
-        top = SourceLocation(rule.path, 1, 1)
-        gated = rule.match is MatchMode.ALL and any(_is_specific(p) for p in rule.patterns)
-        for pattern in rule.patterns:
-            warnings.extend(_pattern_warnings(pattern, pattern.location or top, gated))
-        if not rule.references and rule.role is not Role.ADVICE:
-            warnings.append(LintWarning(top, "no references: link the official documentation"))
-        if rule.id in rule.explains or rule.cause in rule.explains:
-            warnings.append(LintWarning(top, "a rule cannot explain itself or its own cause"))
-        missing = _undefined_template_names(rule)
-        if missing:
-            names = ", ".join(sorted(missing))
-            warnings.append(
-                LintWarning(
-                    top,
-                    f"summary uses {names}, which no pattern captures, no derived defines and no "
-                    "fact source produces "
-                    '(it would print "?")',
-                )
-            )
-    return warnings
 
 
 def _is_specific(pattern: Pattern) -> bool:
     return is_anchored(pattern.regex) or len(longest_literal(pattern.regex).strip()) >= MIN_LITERAL
 
 
-def _pattern_warnings(
-    pattern: Pattern, where: SourceLocation, gated: bool = False
-) -> list[LintWarning]:
-    """Warnings for one pattern; ``gated`` means a specific pattern of the same ``match: all``
-    rule must match too, so a generic one (an epoch counter) only adds context."""
-    warnings: list[LintWarning] = []
-    literal = longest_literal(pattern.regex).strip()
-    anchored = is_anchored(pattern.regex)
-    if len(literal) < MIN_LITERAL and not anchored and not gated:
-        warnings.append(
-            LintWarning(
-                where,
+def _where(view: RuleView, pattern: Pattern) -> SourceLocation:
+    return pattern.location or view.top
+
+
+def check_generic_pattern(view: RuleView) -> Iterator[Problem]:
+    """A pattern so generic it would fire on healthy logs: no literal text of at least
+    6 characters and not anchored to the start or end of the line. A pattern beside a
+    specific one in a ``match: all`` rule only adds context (an epoch counter) and passes."""
+    rule = view.rule
+    gated = rule.match is MatchMode.ALL and any(_is_specific(p) for p in rule.patterns)
+    for pattern in rule.patterns:
+        literal = longest_literal(pattern.regex).strip()
+        if len(literal) < MIN_LITERAL and not is_anchored(pattern.regex) and not gated:
+            yield Problem(
+                _where(view, pattern),
                 f'pattern "{pattern.id}" is too generic: its longest literal text is '
                 f'"{literal}"; anchor it or add the message\'s own words',
             )
-        )
-    elif (
-        literal.lower().strip(" :`'\"") in GENERIC_WORDS
-        and not anchored
-        and context_literal(pattern.regex) < MIN_LITERAL
-    ):
-        warnings.append(
-            LintWarning(where, f'pattern "{pattern.id}" rests on the generic word "{literal}"')
-        )
-    for problem in dict.fromkeys(backtracking_problems(pattern.regex)):
-        warnings.append(
-            LintWarning(
-                where,
+
+
+def check_generic_word(view: RuleView) -> Iterator[Problem]:
+    """A pattern that rests on a generic word ("error", "failed", "Killed" …) with too little
+    other literal text and no anchor."""
+    rule = view.rule
+    gated = rule.match is MatchMode.ALL and any(_is_specific(p) for p in rule.patterns)
+    for pattern in rule.patterns:
+        literal = longest_literal(pattern.regex).strip()
+        if (
+            (len(literal) >= MIN_LITERAL or gated)
+            and literal.lower().strip(" :`'\"") in GENERIC_WORDS
+            and not is_anchored(pattern.regex)
+            and context_literal(pattern.regex) < MIN_LITERAL
+        ):
+            yield Problem(
+                _where(view, pattern),
+                f'pattern "{pattern.id}" rests on the generic word "{literal}"',
+            )
+
+
+def check_backtracking(view: RuleView) -> Iterator[Problem]:
+    """A pattern that would backtrack catastrophically in a backtracking engine (Python ``re``,
+    PCRE, Java): nested quantifiers such as ``(a+)+``, or a repeated alternation whose branches
+    can match alike such as ``(\\w|\\d)+``. RE2 runs it in linear time, but rules are copied
+    into other tools, and such a construct is almost always an accident."""
+    for pattern in view.rule.patterns:
+        for problem in dict.fromkeys(backtracking_problems(pattern.regex)):
+            yield Problem(
+                _where(view, pattern),
                 f'pattern "{pattern.id}" has {problem}; RE2 runs it in linear time, but it '
                 "would backtrack catastrophically in other engines and is usually a mistake",
             )
-        )
-    return warnings
 
 
-def _undefined_template_names(rule: Rule) -> set[str]:
-    from gpudoctor.facts.assemble import known_fact_names
+def check_no_references(view: RuleView) -> Iterator[Problem]:
+    """A rule (other than ``advice``) without ``references`` to the official documentation."""
+    if not view.rule.references and view.rule.role is not Role.ADVICE:
+        yield Problem(view.top, "no references: link the official documentation")
 
-    defined = set(rule.derived) | known_fact_names()
-    for pattern in rule.patterns:
-        defined |= set(_NAMED_GROUP.findall(pattern.regex))
-    used: set[str] = set()
-    for _text, name, _spec, _conv in string.Formatter().parse(rule.summary):
-        if name and name.isidentifier():
-            used.add(name)
-    return used - defined
+
+def check_explains_itself(view: RuleView) -> Iterator[Problem]:
+    """A rule whose ``explains`` names its own id or its own cause."""
+    if view.rule.id in view.rule.explains or view.rule.cause in view.rule.explains:
+        yield Problem(view.top, "a rule cannot explain itself or its own cause")
+
+
+def check_unknown_template_name(view: RuleView) -> Iterator[Problem]:
+    """A ``{name}`` in the summary, explanation or a fix step that no pattern captures, no
+    ``derived`` defines and no fact source produces: it would always print as
+    "(name unknown)"."""
+    rule = view.rule
+    for what, template in (
+        ("summary", rule.summary),
+        ("explanation", rule.explanation),
+        *(("fix", step) for step in rule.fix),
+    ):
+        missing = template_names(template) - view.defined
+        if missing:
+            names = ", ".join(sorted(missing))
+            first = sorted(missing)[0]
+            yield Problem(
+                view.locate(template, "{" + first),
+                f"{what} uses {names}, which no pattern captures, no derived defines and no "
+                "fact source produces",
+            )
+
+
+def check_unknown_name(view: RuleView) -> Iterator[Problem]:
+    """A name read by a condition, an ``adjust`` or a ``derived`` expression that is neither a
+    fact, nor a capture of one of the rule's patterns, nor a ``derived`` value: it would always
+    be ``None``, so the rule would silently never fire (or never adjust)."""
+    for what, expression in view.expressions():
+        for name in sorted(names_in(expression) - view.defined):
+            yield Problem(
+                view.locate(expression, name),
+                f'{what} reads "{name}", which is no fact, no capture and no derived value'
+                f"{_suggest(name, view.defined)}",
+            )
+
+
+def check_unknown_function(view: RuleView) -> Iterator[Problem]:
+    """A call to a function conditions do not have (the list is in
+    :mod:`gpudoctor.rulebook.conditions`): the expression would always fail, so be false."""
+    known = {*BASE_FUNCTIONS, *PATTERN_FUNCTIONS, *COMPOUND_FUNCTIONS}
+    for what, expression in view.expressions():
+        for call in _calls(expression):
+            if isinstance(call.func, ast.Name) and call.func.id not in known:
+                yield Problem(
+                    view.locate(expression, call.func.id),
+                    f'{what} calls "{call.func.id}", which is not a condition function'
+                    f"{_suggest(call.func.id, known)}",
+                )
+
+
+def check_unknown_pattern_id(view: RuleView) -> Iterator[Problem]:
+    """``matched``, ``count``, ``first`` or ``last`` given something other than the quoted id
+    of one of the rule's own patterns, or ``first``/``last`` asked for a capture that pattern
+    does not have: the answer would always be false, 0 or ``None``."""
+    for what, expression in view.expressions():
+        for call in _calls(expression):
+            if not (isinstance(call.func, ast.Name) and call.func.id in PATTERN_FUNCTIONS):
+                continue
+            name = call.func.id
+            problem = _pattern_call_problem(view, call)
+            if problem:
+                yield Problem(view.locate(expression, name + "("), f"{what}: {name}(): {problem}")
+
+
+def _pattern_call_problem(view: RuleView, call: ast.Call) -> str | None:
+    arguments = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
+    wanted = 2 if call.func.id in ("first", "last") else 1  # type: ignore[attr-defined]
+    if len(call.args) != wanted or call.keywords:
+        return f"takes {wanted} quoted argument(s)"
+    pattern_id = arguments[0]
+    if not isinstance(pattern_id, str):
+        return "the pattern id must be written in quotes"
+    if pattern_id not in view.captures:
+        ids = ", ".join(sorted(view.captures)) or "none"
+        return f'no pattern "{pattern_id}" in this rule (its patterns: {ids})'
+    if wanted == 2:
+        capture = arguments[1]
+        if not isinstance(capture, str):
+            return "the capture name must be written in quotes"
+        if capture not in view.captures[pattern_id]:
+            return f'pattern "{pattern_id}" has no capture "{capture}"'
+    return None
+
+
+def _calls(expression: str) -> list[ast.Call]:
+    try:
+        tree = ast.parse(expression.strip(), mode="eval")
+    except SyntaxError:
+        return []
+    return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
+
+
+def _suggest(word: str, choices: Collection[str]) -> str:
+    import difflib
+
+    close = difflib.get_close_matches(word, list(choices), n=1)
+    return f' (did you mean "{close[0]}"?)' if close else ""
+
+
+CHECKS: dict[str, Check] = {
+    "generic-pattern": check_generic_pattern,
+    "generic-word": check_generic_word,
+    "backtracking": check_backtracking,
+    "no-references": check_no_references,
+    "explains-itself": check_explains_itself,
+    "unknown-template-name": check_unknown_template_name,
+    "unknown-name": check_unknown_name,
+    "unknown-function": check_unknown_function,
+    "unknown-pattern-id": check_unknown_pattern_id,
+}
+"""Every lint check by its stable id; the function's docstring documents it."""
+
+ERROR_CHECKS = frozenset({"unknown-name", "unknown-function", "unknown-pattern-id"})
+"""Checks whose findings are errors: the rule would silently never work as written."""
+
+
+def describe_checks() -> list[tuple[str, str, str]]:
+    """(id, level, documentation as plain text) for every check."""
+    rows = []
+    for check_id, function in CHECKS.items():
+        doc = " ".join((function.__doc__ or "").split()).replace("``", "")
+        doc = doc.replace(":mod:", "")
+        rows.append((check_id, level_of(check_id), doc))
+    return rows
+
+
+def level_of(check_id: str) -> str:
+    """``"error"`` or ``"warning"``."""
+    return "error" if check_id in ERROR_CHECKS else "warning"
+
+
+def lint_rules(
+    rules: Sequence[Rule],
+    *,
+    disabled: Collection[str] = (),
+    fact_names: frozenset[str] | None = None,
+) -> list[LintFinding]:
+    """Every finding of every enabled check for every rule in ``rules``.
+
+    Raises ``KeyError`` for a disabled id that is not in :data:`CHECKS`.
+    """
+    for check_id in disabled:
+        if check_id not in CHECKS:
+            raise KeyError(check_id)
+    if fact_names is None:
+        from gpudoctor.facts.assemble import known_fact_names
+
+        fact_names = known_fact_names()
+    findings: list[LintFinding] = []
+    for rule in rules:
+        view = RuleView(rule, fact_names)
+        for check_id, check in CHECKS.items():
+            if check_id in disabled:
+                continue
+            findings.extend(
+                LintFinding(p.location, p.message, check_id, level_of(check_id))
+                for p in check(view)
+            )
+    return findings

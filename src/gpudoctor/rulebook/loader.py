@@ -1,10 +1,11 @@
 """Loads rule files into :class:`~gpudoctor.rulebook.model.Rule` objects.
 
-Every mistake is reported as ``path:line:col: message``: YAML syntax, unknown and duplicate
-keys, missing fields, wrong types, invalid RE2 patterns, captures that are not groups of their
-pattern, invalid condition expressions, unknown causes, duplicate rule ids, ``explains``
-entries that name neither a rule nor a cause. :func:`load_rules` raises on the first problem
-for API callers; ``collect=True`` returns all of them for ``gpudoctor rules lint``.
+Every mistake is reported as ``path:line:col: message``: a file that is not a regular file,
+is unreadable or too large, YAML syntax, anchors and aliases, unknown and duplicate keys,
+missing fields, wrong types, invalid RE2 patterns, captures that are not groups of their
+pattern, invalid or unbounded condition expressions, unknown causes, duplicate rule ids,
+``explains`` entries that name neither a rule nor a cause. :func:`load_rules` raises on the
+first problem for API callers; ``collect=True`` returns all of them for ``gpudoctor rules lint``.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from gpudoctor import yamlnodes as yn
 from gpudoctor.errors import RuleError, RuleErrors, SourceLocation
 from gpudoctor.logs.scanner import CaptureType, compile_pattern
 from gpudoctor.rulebook.conditions import syntax_error
-from gpudoctor.rulebook.files import rule_files
+from gpudoctor.rulebook.files import RuleFileError, read_rule_text, rule_files
 from gpudoctor.rulebook.model import (
     Adjustment,
     Example,
@@ -105,12 +106,12 @@ def load_rule_file(path: Path) -> tuple[Rule | None, list[RuleError]]:
     """Load one rule file; returns the rule (``None`` when it has errors) and the errors."""
     name = str(path)
     try:
-        text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        return None, [RuleError(SourceLocation(name, 1, 1), f"cannot read rule file: {exc}")]
+        text = read_rule_text(path)
+    except RuleFileError as exc:
+        return None, [RuleError(SourceLocation(name, 1, 1), str(exc))]
     parser = _RuleParser(name)
     try:
-        root = yn.compose(text, name)
+        root = yn.compose(text, name, aliases=False)
     except yn.NodeError as exc:
         return None, [RuleError(exc.location, exc.message)]
     if root is None:

@@ -36,10 +36,6 @@ class Severity(enum.Enum):
     WARNING = "warning"
     INFO = "info"
 
-    @property
-    def weight(self) -> int:
-        return {"critical": 3, "error": 2, "warning": 1, "info": 0}[self.value]
-
 
 class MatchMode(enum.Enum):
     """Whether any one of a rule's patterns is enough, or all must occur."""

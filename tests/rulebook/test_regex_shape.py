@@ -1,0 +1,69 @@
+"""The shape of a regex: literal text, anchors, constructs that backtrack in other engines."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.rulebook.regex_shape import (
+    backtracking_problems,
+    is_anchored,
+    literal_runs,
+    longest_literal,
+    named_groups,
+)
+
+
+def test_group_openers_are_not_literal_text() -> None:
+    assert longest_literal(r"(?P<name>ab)(?:cd)") in {"ab", "cd"}
+    assert is_anchored(r"(?i)^foo")
+    assert is_anchored(r"foo$")
+    assert not is_anchored(r"foo\$")
+
+
+@pytest.mark.parametrize(
+    "regex",
+    [
+        r"(a+)+b",
+        r"(\w+\s?)*x",
+        r"(.*a){3,}",
+        r"([a-z]+)*$",
+        r"(?P<n>\d+)+",
+    ],
+)
+def test_nested_quantifiers_are_flagged(regex: str) -> None:
+    assert any("nested quantifiers" in p for p in backtracking_problems(regex))
+
+
+@pytest.mark.parametrize("regex", [r"(\w|\d)+", r"(a|ab)*c", r"(?:x|xy){2,}", r"(?:[a-z]|\w)+"])
+def test_overlapping_alternations_under_a_quantifier_are_flagged(regex: str) -> None:
+    assert any("alternation" in p for p in backtracking_problems(regex))
+
+
+@pytest.mark.parametrize(
+    "regex",
+    [
+        r"(?:\s+(?:sm|compute)_\d+)*",  # each repeat is followed by something different
+        r"(?:[^,]+,)*",
+        r"(?:\d+\.)+\d+",
+        r"(?:foo|bar)+",
+        r"(a|b){1}",
+        r"DataLoader worker \(pid\(?s?\)? (?P<pid>[\d, ]+)\) exited unexpectedly",
+    ],
+)
+def test_safe_repetitions_pass(regex: str) -> None:
+    assert backtracking_problems(regex) == []
+
+
+def test_literal_runs_break_at_escapes_classes_and_groups() -> None:
+    runs = [r for r in literal_runs(r"CUDA error: (?P<what>[a-z ]+)\. at line \d+") if r]
+    assert runs == ["CUDA error: ", " at line "]
+    assert longest_literal(r"ab\dcdef") == "cdef"
+
+
+def test_named_groups_in_both_spellings() -> None:
+    assert named_groups(r"(?P<pid>\d+) (?<signal>\w+) (?:x)(y)") == {"pid", "signal"}
+
+
+def test_an_unparsable_pattern_is_not_analysed_but_obvious_nesting_is_seen() -> None:
+    assert backtracking_problems(r"(unclosed") == []
+    assert backtracking_problems(r"(a+)+(") == ["nested quantifiers ((a+)+)"]
