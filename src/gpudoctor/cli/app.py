@@ -5,7 +5,8 @@ Exit codes (every command): 0 ran and nothing reached ``--fail-on``; 1 a finding
 error, invalid rules, or the output could not be written (a full disk); 3 nothing could be
 collected or read (every input unreadable or empty); 4 gpudoctor itself failed (a bug: one
 line on stderr, the traceback with ``-v`` or ``GPUDOCTOR_DEBUG=1``). A closed pipe
-(``gpudoctor explain x.log | head -1``) ends the run silently with 141, as SIGPIPE would.
+(``gpudoctor explain x.log | head -1``) ends the run silently with 141, as SIGPIPE would;
+Ctrl-C ends it with 130, as SIGINT would.
 
 This module holds the group and the error handling; shared options live in
 :mod:`gpudoctor.cli.options`, inputs in :mod:`gpudoctor.cli.inputs`, writing in
@@ -19,9 +20,7 @@ import importlib
 import os
 import stat
 import sys
-import traceback
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
@@ -30,6 +29,8 @@ from gpudoctor import __version__
 from gpudoctor.errors import GpudoctorError, RuleErrors
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gpudoctor.rulebook.book import RuleBook
 
 EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_NO_INPUT, EXIT_INTERNAL = 0, 1, 2, 3, 4
@@ -135,6 +136,8 @@ class LazyGroup(click.Group):
     def _internal_error(self, exc: Exception) -> NoReturn:
         argv = self._argv[: self._argv.index("--")] if "--" in self._argv else self._argv
         if os.environ.get(DEBUG_ENV) == "1" or "-v" in argv or "--verbose" in argv:
+            import traceback  # only now: importing it costs more than the rest of start-up
+
             traceback.print_exception(exc, file=sys.stderr)
         detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
         fail(f"internal error: {detail}; run with -v for the traceback", EXIT_INTERNAL)

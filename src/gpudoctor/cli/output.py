@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import os
 import sys
-import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -74,6 +73,8 @@ def write_file(path: Path, text: str) -> None:
     A crash or a full disk therefore never leaves half a file: ``path`` holds either its old
     content or the whole new one. The file gets the permissions a new file would get.
     """
+    import tempfile
+
     directory = path.parent
     try:
         fd, temporary = tempfile.mkstemp(dir=directory, prefix=f".{path.name}.", suffix=".tmp")

@@ -13,15 +13,14 @@ Each renderer module is imported only when its format is used, to keep start-up 
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from gpudoctor.render.styled import Styled
-from gpudoctor.report import Threshold
 
 if TYPE_CHECKING:
     from gpudoctor.check.model import CheckReport
-    from gpudoctor.report import Report
+    from gpudoctor.report import Report, Threshold
     from gpudoctor.snapshot.model import Snapshot
 
 REPORT, CHECK, SNAPSHOT = "report", "check", "snapshot"
@@ -35,8 +34,8 @@ class RenderOptions:
     verbose: bool = False
     redact: bool = True
     """Markdown: replace user names, hosts, addresses, tokens and UUIDs."""
-    threshold: Threshold = field(default_factory=Threshold)
-    """JUnit and GitHub: which diagnoses are failures."""
+    threshold: Threshold | None = None
+    """JUnit and GitHub: which diagnoses are failures (default: causes at confidence 0.5)."""
 
 
 class Renderer(Protocol):
