@@ -142,6 +142,33 @@ def test_head_reads_a_long_report_and_gpudoctor_stays_quiet() -> None:
     assert b"Exception ignored" not in done.stderr
 
 
+def test_closed_standard_output_is_one_line() -> None:
+    script = f"{sys.executable} -m gpudoctor explain {OOM_LOG} >&-"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, timeout=60, check=False)
+    assert done.returncode == EXIT_USAGE
+    assert done.stderr == b"gpudoctor: cannot write the output: standard output is closed\n"
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs Linux's /dev/full")
+def test_unwritable_standard_error_still_gives_the_exit_code() -> None:
+    script = f"{sys.executable} -m gpudoctor explain {OOM_LOG} >/dev/full 2>/dev/full"
+    done = subprocess.run(["bash", "-c", script], capture_output=True, timeout=60, check=False)
+    assert done.returncode == EXIT_USAGE
+
+
+def test_ctrl_c_is_exit_130_without_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpudoctor.cli.explain
+
+    def interrupted(*args: object, **kwargs: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(gpudoctor.cli.explain, "diagnose", interrupted)
+    result = CliRunner().invoke(main, ["explain", str(OOM_LOG)])
+    assert result.exit_code == 130
+    assert "Traceback" not in result.stderr
+    assert "internal error" not in result.stderr
+
+
 # --- writing -o FILE whole or not at all ----------------------------------------------------
 
 

@@ -15,6 +15,7 @@ This module holds the group and the error handling; shared options live in
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import importlib
 import os
@@ -40,8 +41,12 @@ DEBUG_ENV = "GPUDOCTOR_DEBUG"
 
 
 def fail(message: str, code: int) -> NoReturn:
-    """Print ``gpudoctor: message`` on standard error and exit with ``code``."""
-    click.echo(f"gpudoctor: {message}", err=True)
+    """Print ``gpudoctor: message`` on standard error and exit with ``code``.
+
+    When standard error itself cannot be written, the exit code still tells.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        click.echo(f"gpudoctor: {message}", err=True)
     sys.exit(code)
 
 
@@ -207,7 +212,8 @@ def run(argv: Sequence[str] | None = None) -> None:
     except SystemExit as exc:
         code = exc.code
     try:
-        sys.stdout.flush()
+        if sys.stdout is not None:
+            sys.stdout.flush()
     except BrokenPipeError:
         _quiet_broken_pipe()
     except OSError as exc:

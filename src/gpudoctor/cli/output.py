@@ -33,8 +33,8 @@ def text_width(width: int | None) -> int:
 
 
 def stdout_is_tty() -> bool:
-    """Whether standard output is a terminal."""
-    return sys.stdout.isatty()
+    """Whether standard output is a terminal (not when it is closed)."""
+    return sys.stdout is not None and sys.stdout.isatty()
 
 
 def use_colour(flag: bool | None, env: Mapping[str, str], *, to_terminal: bool) -> bool:
@@ -58,6 +58,8 @@ def render(renderer: Renderer, document: object, options: RenderOptions, colour:
 
 def write_stdout(text: str, *, colour: bool = False) -> None:
     """Print ``text`` as is; a write error becomes :class:`OutputError`."""
+    if sys.stdout is None:  # started with standard output closed (``>&-``)
+        raise OutputError("cannot write the output: standard output is closed")
     try:
         # click strips ANSI codes off a terminal unless told: --color means colour anyway.
         click.echo(text, nl=False, color=colour)
