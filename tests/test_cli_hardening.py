@@ -385,3 +385,16 @@ def test_the_core_call_is_what_explain_uses(monkeypatch: pytest.MonkeyPatch) -> 
     result = CliRunner().invoke(main, ["explain", "--snapshot", str(SNAPSHOT), str(OOM_LOG)])
     assert result.exit_code == 0
     assert seen == [([str(OOM_LOG)], str(SNAPSHOT))]
+
+
+def test_internal_error_text_is_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    import gpudoctor.cli.explain
+
+    def quoting(*args: object, **kwargs: object) -> None:
+        raise ValueError("bad line \x1b]0;pwned\x07 here")
+
+    monkeypatch.setattr(gpudoctor.cli.explain, "diagnose", quoting)
+    result = CliRunner().invoke(main, ["explain", str(OOM_LOG)])
+    assert result.exit_code == 4
+    assert "\x1b" not in result.stderr
+    assert "bad line \\x1b]0;pwned\\x07 here" in result.stderr

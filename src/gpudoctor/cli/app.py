@@ -19,6 +19,7 @@ import contextlib
 import errno
 import importlib
 import os
+import re
 import stat
 import sys
 from collections.abc import Sequence
@@ -38,15 +39,19 @@ EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_NO_INPUT, EXIT_INTERNAL = 0, 1, 2, 3, 4
 EXIT_BROKEN_PIPE = 128 + 13  # as if SIGPIPE had ended the process, like other Unix tools
 EXIT_INTERRUPTED = 128 + 2  # Ctrl-C, as SIGINT would
 DEBUG_ENV = "GPUDOCTOR_DEBUG"
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
 
 def fail(message: str, code: int) -> NoReturn:
     """Print ``gpudoctor: message`` on standard error and exit with ``code``.
 
-    When standard error itself cannot be written, the exit code still tells.
+    Control characters (an exception's text may quote a log) are shown as ``\\xNN``, never
+    sent to the terminal. When standard error itself cannot be written, the exit code still
+    tells.
     """
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
     with contextlib.suppress(OSError, ValueError):
-        click.echo(f"gpudoctor: {message}", err=True)
+        click.echo(f"gpudoctor: {shown}", err=True)
     sys.exit(code)
 
 
