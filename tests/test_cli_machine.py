@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from gpudoctor.cli import main
-from gpudoctor.cli.machine import parse_duration
+from gpudoctor.cli.options import parse_duration
 
 SNAPSHOT_FIXTURES = Path(__file__).parent / "snapshot" / "fixtures"
 OOM_LINE = (

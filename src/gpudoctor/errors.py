@@ -1,7 +1,8 @@
 """Exception types shared across gpudoctor.
 
 Every error a user can cause carries enough context (a path, often a line and column) for
-``cli.py`` to print one clear line and pick the documented exit code.
+the command line (:mod:`gpudoctor.cli`) to print one clear line and pick the documented
+exit code.
 """
 
 from __future__ import annotations
@@ -11,8 +12,8 @@ class GpudoctorError(Exception):
     """Base class for every error gpudoctor raises on purpose."""
 
 
-class InputError(GpudoctorError):
-    """An input (log, snapshot, directory) could not be read at all."""
+class OutputError(GpudoctorError):
+    """The output could not be written (a full disk, a missing directory)."""
 
 
 class SourceLocation:

@@ -1,14 +1,17 @@
 """From inputs to a report: read and scan every log, gather facts, run the engine.
 
-This is the one place where the stages of the data flow meet; ``cli.py`` calls it and
-prints what it returns.
+This is the one place where the stages of the data flow meet. :func:`diagnose` is the core
+call behind ``explain``, ``diagnose`` (and ``run``): the commands in :mod:`gpudoctor.cli`
+open the inputs, call it and print what it returns.
 """
 
 from __future__ import annotations
 
+import io
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import BinaryIO
+from pathlib import Path
+from typing import TYPE_CHECKING, BinaryIO
 
 from gpudoctor.engine import evaluate, rank
 from gpudoctor.facts.assemble import assemble_facts
@@ -18,6 +21,11 @@ from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
 
+if TYPE_CHECKING:
+    from gpudoctor.snapshot.model import Snapshot
+
+EMPTY_INPUT = "the input was empty"
+
 
 @dataclass(frozen=True)
 class LogInput:
@@ -26,6 +34,21 @@ class LogInput:
     name: str
     open: Callable[[], BinaryIO]
     kind: str = "log"
+
+    @classmethod
+    def from_path(cls, path: Path, name: str | None = None) -> LogInput:
+        """A log file (plain or gzip), opened only when it is scanned."""
+
+        def opener() -> BinaryIO:
+            return open(path, "rb")
+
+        return cls(name or str(path), opener)
+
+    @classmethod
+    def from_text(cls, name: str, text: str, kind: str = "log") -> LogInput:
+        """A log held in memory as text."""
+        data = text.encode("utf-8")
+        return cls(name, lambda: io.BytesIO(data), kind)
 
 
 @dataclass(frozen=True)
@@ -65,10 +88,14 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
                 name=log.name,
                 lines=stats.lines,
                 bytes=stats.bytes_read,
-                warnings=tuple(stats.warnings),
+                warnings=(*stats.warnings, *_empty_warning(log.name, stats)),
             )
         )
     return ScanResult(hits=scanner.hits, inputs=tuple(summaries))
+
+
+def _empty_warning(name: str, stats: InputStats) -> tuple[str, ...]:
+    return (f"{name}: {EMPTY_INPUT}",) if stats.bytes_read == 0 else ()
 
 
 def build_report(
@@ -87,10 +114,54 @@ def build_report(
     )
 
 
+def kernel_log_input(snapshot: Snapshot) -> LogInput | None:
+    """The snapshot's kernel log events as one more log to scan (Xid, NVRM, oom-kill lines)."""
+    text = "".join(event.line.rstrip("\n") + "\n" for event in snapshot.kernel_log.events)
+    if not text:
+        return None
+    source = snapshot.kernel_log.source or "kernel log"
+    return LogInput.from_text(f"kernel log ({source})", text, kind="kernel")
+
+
+def snapshot_inputs(snapshot: Snapshot, name: str) -> list[InputSummary]:
+    """How the report lists a snapshot and the sources it could or could not read."""
+    summaries = [InputSummary(kind="snapshot", name=name)]
+    for source in snapshot.sources:
+        summaries.append(
+            InputSummary(
+                kind="source", name=source.name, error=None if source.ok else source.reason
+            )
+        )
+    return summaries
+
+
+def diagnose(
+    book: RuleBook,
+    logs: Sequence[LogInput],
+    snapshot: Snapshot | None = None,
+    snapshot_name: str = "",
+) -> Report:
+    """The report for some logs and, optionally, a snapshot of the machine.
+
+    The snapshot adds its kernel log as one more input, its facts, and its sources to the
+    report's inputs. An unreadable or empty log is recorded in the report's inputs (an
+    ``error``, or the warning :data:`EMPTY_INPUT`), never raised.
+    """
+    inputs = list(logs)
+    facts = None
+    extra: list[InputSummary] = []
+    if snapshot is not None:
+        from gpudoctor.facts.machine import snapshot_facts
+
+        kernel = kernel_log_input(snapshot)
+        if kernel is not None:
+            inputs.append(kernel)
+        facts = snapshot_facts(snapshot)
+        extra = snapshot_inputs(snapshot, snapshot_name or "snapshot")
+    scan = scan_logs(inputs, make_scanner(book))
+    return build_report(book, scan, facts, extra)
+
+
 def explain_text(text: str, book: RuleBook, name: str = "log") -> Report:
     """The report for one log given as a string (for tests, benchmarks and examples)."""
-    import io
-
-    data = text.encode("utf-8")
-    scan = scan_logs([LogInput(name, lambda: io.BytesIO(data))], make_scanner(book))
-    return build_report(book, scan)
+    return diagnose(book, [LogInput.from_text(name, text)])

@@ -93,6 +93,11 @@ class InputSummary:
     warnings: tuple[str, ...] = ()
     error: str | None = None
 
+    @property
+    def empty(self) -> bool:
+        """The input was read and held nothing at all (an empty file, an empty pipe)."""
+        return self.error is None and self.bytes == 0
+
     def to_dict(self) -> dict[str, object]:
         data: dict[str, object] = {"kind": self.kind, "name": self.name}
         if self.lines is not None:
@@ -104,6 +109,28 @@ class InputSummary:
         if self.error is not None:
             data["error"] = self.error
         return data
+
+
+@dataclass(frozen=True)
+class Threshold:
+    """Which diagnoses count as failures (``--fail-on`` and ``--min-confidence``).
+
+    A diagnosis counts when it is a cause (advice never counts), its confidence is at least
+    ``min_confidence`` and, when ``severities`` is given, its severity is one of them (the
+    severities at or above ``--fail-on``). ``severities=None`` counts causes of any severity:
+    the JUnit and GitHub formats use it when ``--fail-on`` is ``never``.
+    """
+
+    severities: frozenset[str] | None = None
+    min_confidence: float = 0.5
+
+    def counts(self, diagnosis: Diagnosis) -> bool:
+        """Whether ``diagnosis`` is a failure under this threshold."""
+        return (
+            diagnosis.is_cause
+            and diagnosis.confidence >= self.min_confidence
+            and (self.severities is None or diagnosis.severity in self.severities)
+        )
 
 
 @dataclass(frozen=True)

@@ -2,18 +2,28 @@
 
 Exit codes (every command): 0 ran and nothing reached ``--fail-on``; 1 a finding reached
 ``--fail-on`` (for ``check``, a failed check; for ``rules test``, a failed example); 2 usage
-error or invalid rules; 3 nothing could be collected or read.
+error, invalid rules, or the output could not be written (a full disk); 3 nothing could be
+collected or read (every input unreadable or empty); 4 gpudoctor itself failed (a bug: one
+line on stderr, the traceback with ``-v`` or ``GPUDOCTOR_DEBUG=1``). A closed pipe
+(``gpudoctor explain x.log | head -1``) ends the run silently with 141, as SIGPIPE would;
+Ctrl-C ends it with 130, as SIGINT would.
+
+This module holds the group and the error handling; shared options live in
+:mod:`gpudoctor.cli.options`, inputs in :mod:`gpudoctor.cli.inputs`, writing in
+:mod:`gpudoctor.cli.output`. Each command has its own module, imported only when it runs.
 """
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import importlib
 import os
+import re
+import stat
 import sys
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn, TypeVar
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
@@ -21,20 +31,32 @@ from gpudoctor import __version__
 from gpudoctor.errors import GpudoctorError, RuleErrors
 
 if TYPE_CHECKING:
-    from gpudoctor.report import Report
+    from pathlib import Path
+
     from gpudoctor.rulebook.book import RuleBook
 
-EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_NO_INPUT = 0, 1, 2, 3
-SEVERITY_ORDER = ("info", "warning", "error", "critical")
-FORMATS = ("auto", "text", "json", "markdown")
+EXIT_OK, EXIT_FINDING, EXIT_USAGE, EXIT_NO_INPUT, EXIT_INTERNAL = 0, 1, 2, 3, 4
+EXIT_BROKEN_PIPE = 128 + 13  # as if SIGPIPE had ended the process, like other Unix tools
+EXIT_INTERRUPTED = 128 + 2  # Ctrl-C, as SIGINT would
+DEBUG_ENV = "GPUDOCTOR_DEBUG"
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # all but tab and newline
 
 
 def fail(message: str, code: int) -> NoReturn:
-    click.echo(f"gpudoctor: {message}", err=True)
+    """Print ``gpudoctor: message`` on standard error and exit with ``code``.
+
+    Control characters (an exception's text may quote a log) are shown as ``\\xNN``, never
+    sent to the terminal. When standard error itself cannot be written, the exit code still
+    tells.
+    """
+    shown = _CONTROL.sub(lambda m: f"\\x{ord(m.group()):02x}", message)
+    with contextlib.suppress(OSError, ValueError):
+        click.echo(f"gpudoctor: {shown}", err=True)
     sys.exit(code)
 
 
 def load_book(rule_dirs: Sequence[Path]) -> RuleBook:
+    """The bundled rules and the user's; invalid rules are listed and end the run (exit 2)."""
     from gpudoctor.rulebook.book import load_rulebook
 
     try:
@@ -45,108 +67,18 @@ def load_book(rule_dirs: Sequence[Path]) -> RuleBook:
         fail(f"{len(exc.errors)} error(s) in the rules; nothing was diagnosed", EXIT_USAGE)
 
 
-def stdout_is_tty() -> bool:
-    return sys.stdout.isatty()
-
-
-def text_width(width: int | None) -> int:
-    if width:
-        return width
-    import shutil
-
-    return min(shutil.get_terminal_size((100, 24)).columns, 120)
-
-
-@dataclass(frozen=True)
-class OutputSettings:
-    """The report options shared by ``explain`` and ``diagnose`` (see :func:`output_options`)."""
-
-    fmt: str = "auto"
-    width: int | None = None
-    color: bool | None = None
-    no_redact: bool = False
-    verbose: bool = False
-    fail_on: str = "never"
-    min_confidence: float = 0.5
-    rule_dirs: tuple[Path, ...] = ()
-
-
-def emit_report(report: Report, out: OutputSettings) -> None:
-    """Print the report to standard output in the chosen format."""
-    fmt = "text" if out.fmt == "auto" else out.fmt
-    if fmt == "json":
-        from gpudoctor.render.json import render_json
-
-        click.echo(render_json(report), nl=False)
-    elif fmt == "markdown":
-        from gpudoctor.render.markdown import render_markdown
-
-        click.echo(render_markdown(report, redact_output=not out.no_redact), nl=False)
-    else:
-        from gpudoctor.render.text import render_text
-
-        width = text_width(out.width)
-        styled = render_text(report, width, verbose=out.verbose)
-        use_color = out.color
-        if use_color is None:
-            use_color = stdout_is_tty() and "NO_COLOR" not in os.environ
-        click.echo(
-            styled.to_ansi(width) if use_color else styled.plain(), nl=False, color=use_color
-        )
-
-
-def exit_for(report: Report, out: OutputSettings) -> int:
-    """The exit code: 3 when nothing could be read, 1 when a cause reached ``--fail-on``."""
-    if report.inputs and all(i.error is not None for i in report.inputs):
-        return EXIT_NO_INPUT
-    if out.fail_on == "never":
-        return EXIT_OK
-    floor = SEVERITY_ORDER.index(out.fail_on)
-    for diagnosis in report.causes:
-        if (
-            diagnosis.confidence >= out.min_confidence
-            and SEVERITY_ORDER.index(diagnosis.severity) >= floor
-        ):
-            return EXIT_FINDING
-    return EXIT_OK
-
-
-_F = TypeVar("_F", bound=Callable[..., Any])
-
-
-def output_options(func: _F) -> _F:
-    """Options shared by the commands that print a report."""
-    options = [
-        click.option("--format", "fmt", type=click.Choice(FORMATS), default="auto",
-                     show_default=True, help="Output format (auto: text)."),
-        click.option("--width", type=click.IntRange(40, 400), default=None,
-                     help="Text width (default: the terminal's, at most 120)."),
-        click.option("--color/--no-color", default=None,
-                     help="Colour the text output (default: on a terminal, unless NO_COLOR)."),
-        click.option("--no-redact", is_flag=True,
-                     help="Markdown: keep user names, hosts, IPs, tokens and UUIDs."),
-        click.option("-v", "--verbose", is_flag=True, help="Show explanations and all references."),
-        click.option("--fail-on", type=click.Choice(("never", *SEVERITY_ORDER)), default="never",
-                     show_default=True,
-                     help="Exit 1 when a cause of at least this severity is found."),
-        click.option("--min-confidence", type=click.FloatRange(0, 1), default=0.5,
-                     show_default=True, help="Confidence a cause needs to count for --fail-on."),
-        click.option("--rules", "rule_dirs", multiple=True,
-                     type=click.Path(exists=True, file_okay=False, path_type=Path),
-                     help="A directory of your own rules, added to the bundled pack "
-                     "(repeatable)."),
-    ]  # fmt: skip
-    for option in reversed(options):
-        func = option(func)
-    return func
-
-
 class LazyGroup(click.Group):
-    """A group whose commands are imported only when used, to keep start-up short."""
+    """A group whose commands are imported only when used, to keep start-up short.
+
+    It also turns what goes wrong inside a command into one line and a documented exit
+    code: gpudoctor's own errors (exit 2), a full disk under standard output (exit 2), a
+    closed pipe (silent), and anything unexpected (exit 4, the traceback only on request).
+    """
 
     def __init__(self, *args: Any, lazy: dict[str, str], **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self._lazy = lazy
+        self._argv: list[str] = []
 
     def list_commands(self, ctx: click.Context) -> list[str]:
         return sorted({*super().list_commands(ctx), *self._lazy})
@@ -160,11 +92,98 @@ class LazyGroup(click.Group):
         assert isinstance(command, click.Command)
         return command
 
+    def resolve_command(
+        self, ctx: click.Context, args: list[str]
+    ) -> tuple[str | None, click.Command | None, list[str]]:
+        name = args[0] if args else ""
+        unknown = name and not name.startswith("-") and self.get_command(ctx, name) is None
+        if unknown and _looks_like_a_file(name):
+            raise click.UsageError(
+                f"{name!r} is not a command; to explain a log, run: "
+                f"gpudoctor explain {click.format_filename(name)}",
+                ctx,
+            )
+        return super().resolve_command(ctx, args)
+
+    def parse_args(self, ctx: click.Context, args: list[str]) -> list[str]:
+        if not args and _stdin_is_piped():
+            fail(
+                "no command given; to explain a log piped in, run: ... | gpudoctor explain "
+                "(see gpudoctor --help)",
+                EXIT_USAGE,
+            )
+        return super().parse_args(ctx, args)
+
+    def make_context(
+        self,
+        info_name: str | None,
+        args: list[str],
+        parent: click.Context | None = None,
+        **extra: Any,
+    ) -> click.Context:
+        self._argv = list(args)
+        return super().make_context(info_name, args, parent, **extra)
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (click.exceptions.Exit, click.ClickException, click.Abort):
+            raise
+        except BrokenPipeError:
+            _quiet_broken_pipe()
+        except KeyboardInterrupt:
+            click.echo("", err=True)
+            sys.exit(EXIT_INTERRUPTED)
+        except GpudoctorError as exc:
+            fail(str(exc), EXIT_USAGE)
+        except OSError as exc:
+            if exc.filename is None and exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+                fail(f"cannot write the output: {exc.strerror or exc}", EXIT_USAGE)
+            self._internal_error(exc)
+        except Exception as exc:
+            self._internal_error(exc)
+
+    def _internal_error(self, exc: Exception) -> NoReturn:
+        argv = self._argv[: self._argv.index("--")] if "--" in self._argv else self._argv
+        if os.environ.get(DEBUG_ENV) == "1" or "-v" in argv or "--verbose" in argv:
+            import traceback  # only now: importing it costs more than the rest of start-up
+
+            traceback.print_exception(exc, file=sys.stderr)
+        detail = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        fail(f"internal error: {detail}; run with -v for the traceback", EXIT_INTERNAL)
+
+
+def _looks_like_a_file(name: str) -> bool:
+    return os.path.exists(name) or os.sep in name or "." in name
+
+
+def _stdin_is_piped() -> bool:
+    """Standard input is a pipe or a file (``cat x.log | gpudoctor``), not a terminal."""
+    try:
+        mode = os.fstat(sys.stdin.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISREG(mode)
+
+
+def _quiet_broken_pipe() -> NoReturn:
+    """The reader went away (``| head``): stop without a word, as the Python docs advise.
+
+    Standard output is pointed at /dev/null so that the interpreter's last flush at exit
+    cannot fail again.
+    """
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):
+        pass
+    sys.exit(EXIT_BROKEN_PIPE)
+
 
 COMMANDS = {
     "explain": "gpudoctor.cli.explain:explain",
-    "diagnose": "gpudoctor.cli.machine:diagnose",
-    "snapshot": "gpudoctor.cli.machine:snapshot",
+    "diagnose": "gpudoctor.cli.diagnose:diagnose",
+    "snapshot": "gpudoctor.cli.snapshot:snapshot",
     "rules": "gpudoctor.cli.rules:rules",
     "check": "gpudoctor.cli.check:check",
 }
@@ -181,12 +200,27 @@ def main() -> None:
 
     It reads what a crash leaves behind (logs, the kernel log, the GPUs' state) and prints a
     short ranked list of causes, each with its evidence, its confidence and how to fix it.
+
+    Exit codes: 0 nothing reached --fail-on, 1 a cause reached --fail-on (check: a check
+    failed), 2 usage error or output not written, 3 nothing could be read, 4 internal error.
     """
 
 
-def run() -> None:
-    """Entry point that turns unexpected gpudoctor errors into one clear line."""
+def run(argv: Sequence[str] | None = None) -> None:
+    """Entry point: run the command line, then flush standard output safely.
+
+    A closed pipe at the last flush is as silent as one met while writing.
+    """
+    code: int | str | None = 0
     try:
-        main()
-    except GpudoctorError as exc:
-        fail(str(exc), EXIT_USAGE)
+        main.main(args=list(argv) if argv is not None else None, prog_name="gpudoctor")
+    except SystemExit as exc:
+        code = exc.code
+    try:
+        if sys.stdout is not None:
+            sys.stdout.flush()
+    except BrokenPipeError:
+        _quiet_broken_pipe()
+    except OSError as exc:
+        fail(f"cannot write the output: {exc.strerror or exc}", EXIT_USAGE)
+    sys.exit(code)

@@ -19,21 +19,22 @@ from typing import TYPE_CHECKING
 
 import click
 
-from gpudoctor.cli.app import (
-    EXIT_FINDING,
-    EXIT_NO_INPUT,
-    EXIT_OK,
-    EXIT_USAGE,
-    fail,
+from gpudoctor.cli.app import EXIT_FINDING, EXIT_NO_INPUT, EXIT_OK, EXIT_USAGE, fail
+from gpudoctor.cli.output import (
+    render,
     stdout_is_tty,
     text_width,
+    use_colour,
+    write_file,
+    write_stdout,
 )
+from gpudoctor.render.registry import CHECK, RenderOptions, format_names, get_renderer
 from gpudoctor.units import parse_size
 
 if TYPE_CHECKING:
     from gpudoctor.check.model import CheckOptions, CheckReport
 
-CHECK_FORMATS = ("auto", "text", "json", "junit", "github")
+CHECK_FORMATS = ("auto", *format_names(CHECK))
 
 
 def _size(ctx: click.Context, param: click.Parameter, value: str) -> int:
@@ -114,7 +115,7 @@ def resolve_format(fmt: str, *, env: Mapping[str, str], to_file: bool) -> str:
 @click.option(
     "--color/--no-color",
     default=None,
-    help="Colour the text output (default: on a terminal, unless NO_COLOR).",
+    help="Colour the text output (default: on a terminal, unless NO_COLOR is set or TERM=dumb).",
 )
 @click.option("-v", "--verbose", is_flag=True, help="Text: show the details of every check.")
 @click.option(
@@ -162,18 +163,15 @@ def check(
     )
     report = _run(snapshot_path, options)
     chosen = resolve_format(fmt, env=os.environ, to_file=output is not None)
-    if color is None:
-        color = output is None and stdout_is_tty() and "NO_COLOR" not in os.environ
-    colored = color and chosen == "text"
-    text = _render(report, chosen, width=width, color=colored, verbose=verbose)
+    renderer = get_renderer(CHECK, chosen)
+    colored = renderer.colour and use_colour(
+        color, os.environ, to_terminal=output is None and stdout_is_tty()
+    )
+    text = render(renderer, report, RenderOptions(text_width(width), verbose), colored)
     if output is not None:
-        try:
-            output.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            fail(f"cannot write {output}: {exc.strerror or exc}", EXIT_USAGE)
+        write_file(output, text)
     else:
-        # click strips ANSI codes off a terminal unless told: --color means colour anyway.
-        click.echo(text, nl=False, color=colored)
+        write_stdout(text, colour=colored)
     if report.failed(strict=strict):
         sys.exit(EXIT_FINDING)
     if report.all_skipped:
@@ -201,33 +199,6 @@ def _run(snapshot_path: Path | None, options: CheckOptions) -> CheckReport:
     except GpudoctorError as exc:  # e.g. an unknown GPUDOCTOR_FAKE_NVML scenario
         fail(str(exc), EXIT_USAGE)
     return run_checks(snapshot, options, source=source, list_dir=list_dir)
-
-
-def _render(
-    report: CheckReport,
-    fmt: str,
-    *,
-    width: int | None,
-    color: bool,
-    verbose: bool,
-) -> str:
-    if fmt == "json":
-        from gpudoctor.render.check_json import render_check_json
-
-        return render_check_json(report)
-    if fmt == "junit":
-        from gpudoctor.render.check_junit import render_check_junit
-
-        return render_check_junit(report)
-    if fmt == "github":
-        from gpudoctor.render.check_github import render_check_github
-
-        return render_check_github(report)
-    from gpudoctor.render.check_text import render_check_text
-
-    columns = text_width(width)
-    styled = render_check_text(report, columns, verbose=verbose)
-    return styled.to_ansi(columns) if color else styled.plain()
 
 
 def _explain_data(fmt: str, width: int | None) -> None:

@@ -3,26 +3,17 @@
 A failed check becomes ``::error title=...::message``, a warning ``::warning``, a passing
 check with advice (persistence mode off) ``::notice``; other passes and skips are plain log
 lines, so a CPU-only runner is not covered in annotations. The message is
-the reason and the fix. Escaping follows GitHub's toolkit (``@actions/core`` command.ts):
-in the message ``%``, ``\\r``, ``\\n`` become ``%25``, ``%0D``, ``%0A``; in a property value
-``:`` and ``,`` also become ``%3A`` and ``%2C``.
+the reason and the fix, escaped as :mod:`gpudoctor.render.workflow_commands` says.
 """
 
 from __future__ import annotations
 
 from gpudoctor.check.model import CheckReport, CheckResult, Status
+from gpudoctor.render.workflow_commands import escape_data, escape_property, workflow_command
+
+__all__ = ["escape_data", "escape_property", "render_check_github"]
 
 _COMMANDS = {Status.FAIL: "error", Status.WARN: "warning"}
-
-
-def escape_data(text: str) -> str:
-    """Escape a workflow command's message."""
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def escape_property(text: str) -> str:
-    """Escape a workflow command's property value (``title=...``)."""
-    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
 
 
 def _line(result: CheckResult) -> str:
@@ -33,7 +24,7 @@ def _line(result: CheckResult) -> str:
         return f"{result.status.value}: {result.id}: {result.reason}"
     title = f"gpudoctor check {result.id}: {result.title}"
     message = result.reason + (f"\nFix: {result.fix}" if result.fix else "")
-    return f"::{command} title={escape_property(title)}::{escape_data(message)}"
+    return workflow_command(command, title, message)
 
 
 def render_check_github(report: CheckReport) -> str:

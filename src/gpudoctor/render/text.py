@@ -31,11 +31,7 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
             out.line(f"  ! {item.name}: could not be read: {item.error}", "yellow")
     if not causes:
         out.line()
-        out.line(
-            "No known failure signature was found. If the job did fail, the error may be "
-            "outside the text given: pass the full stderr (2>&1), the other ranks' logs, or "
-            "run `gpudoctor diagnose` on the machine where it ran."
-        )
+        out.line(_nothing_found_hint(report))
     for diagnosis in causes:
         out.line()
         _diagnosis(out, diagnosis, width, verbose)
@@ -47,6 +43,22 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
             for step in hint.fix:
                 _wrapped(out, f"· {step}", width, "    ", hang=2)
     return out
+
+
+def _nothing_found_hint(report: Report) -> str:
+    if any(i.kind == "snapshot" for i in report.inputs) and not any(
+        i.kind in ("log", "stdin") for i in report.inputs
+    ):
+        return (
+            "No known failure signature was found in the machine's state. If the job did "
+            "fail, give its logs too: gpudoctor diagnose --log FILE (repeatable, globs "
+            "allowed: --log 'rank*.log')."
+        )
+    return (
+        "No known failure signature was found. If the job did fail, the error may be "
+        "outside the text given: pass the full stderr (2>&1), the other ranks' logs, or "
+        "run `gpudoctor diagnose` on the machine where it ran."
+    )
 
 
 def _heading(report: Report, count: int) -> str:

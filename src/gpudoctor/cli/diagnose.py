@@ -1,0 +1,58 @@
+"""``gpudoctor diagnose``: a crash diagnosed on its machine, from a snapshot and the logs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+
+from gpudoctor.cli.app import load_book
+from gpudoctor.cli.inputs import collect_live, expand_logs, load_snapshot_file, log_inputs
+from gpudoctor.cli.options import (
+    OutputSettings,
+    output_options,
+    parse_duration,
+    print_report_and_exit,
+    since_option,
+)
+from gpudoctor.pipeline import diagnose as diagnose_core
+
+NO_LOGS_HINT = (
+    "gpudoctor: no --log given: diagnosing from the machine's state and kernel log alone; "
+    "add the job's logs with --log FILE (repeatable, globs allowed: --log 'rank*.log')"
+)
+
+
+@click.command(short_help="Diagnose a crash here: live snapshot, kernel log and logs.")
+@click.option(
+    "--log",
+    "logs",
+    multiple=True,
+    metavar="FILE",
+    help="A log of the job (repeatable; globs allowed: --log 'rank*.log').",
+)
+@click.option(
+    "--snapshot",
+    "snapshot_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Use a saved snapshot instead of collecting one now.",
+)
+@since_option
+@output_options
+def diagnose(logs: tuple[str, ...], snapshot_path: Path | None, since: str, **options: Any) -> None:
+    """Diagnose a crash on the machine where it happened: a live snapshot (GPUs, host, kernel
+    log) plus the job's logs (--log FILE).
+    """
+    out = OutputSettings(**options)
+    book = load_book(out.rule_dirs)
+    if snapshot_path is not None:
+        snap = load_snapshot_file(snapshot_path)
+        name = str(snapshot_path)
+    else:
+        snap = collect_live(parse_duration(since))  # the report lists what could not be read
+        name = "live"
+    if not logs:
+        click.echo(NO_LOGS_HINT, err=True)
+    report = diagnose_core(book, log_inputs(expand_logs(logs)), snap, name)
+    print_report_and_exit(report, out, snapshot=True)
