@@ -57,8 +57,9 @@ def check_gpu_health(ctx: CheckContext) -> CheckResult:
     skip = ctx.gpu_skip_reason()
     if skip is not None:
         return CheckResult(CHECK_ID, TITLE, Status.SKIP, f"{skip}.")
-    from gpudoctor.engine import evaluate_rule, render_template
+    from gpudoctor.engine import evaluate_rule
     from gpudoctor.facts.machine import snapshot_facts
+    from gpudoctor.templates import render_template
 
     facts = snapshot_facts(ctx.snapshot)
     found: list[tuple[Status, str, str | None, str]] = []
