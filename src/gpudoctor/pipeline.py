@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from gpudoctor.engine import evaluate, rank
 from gpudoctor.facts.assemble import assemble_facts
-from gpudoctor.facts.pasted import TEXT_FACT_PATTERNS, facts_from_hits
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
+from gpudoctor.logs.structure import structure_facts, structure_patterns
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
 
@@ -65,8 +65,8 @@ class ScanResult:
 
 
 def make_scanner(book: RuleBook) -> Scanner:
-    """A scanner for the book's patterns and the text-fact patterns, in one pass."""
-    return Scanner([*book.pattern_specs(), *TEXT_FACT_PATTERNS])
+    """A scanner for the book's patterns and the structure readers' patterns, in one pass."""
+    return Scanner([*book.pattern_specs(), *structure_patterns()])
 
 
 def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
@@ -105,7 +105,7 @@ def build_report(
     extra_inputs: Sequence[InputSummary] = (),
 ) -> Report:
     """Run the engine over scanned events and all facts, and assemble the report."""
-    facts = assemble_facts(facts_from_hits(scan.hits), snapshot_facts)
+    facts = assemble_facts(structure_facts(scan.hits), snapshot_facts)
     findings = evaluate(book.rules, scan.hits, facts)
     return Report(
         inputs=(*scan.inputs, *extra_inputs),

@@ -2,7 +2,8 @@
 
 Sources, from weakest to strongest (a later source wins where it knows a value):
 
-1. text facts found in the logs (a pasted ``nvidia-smi`` table or ``collect_env`` output);
+1. facts the structure readers found in the logs (:mod:`gpudoctor.logs.structure`: a pasted
+   ``nvidia-smi`` table, ``collect_env`` output, a traceback);
 2. the snapshot (live, or a saved ``snapshot.json``);
 3. compatibility verdicts computed from 1 and 2 with the versioned data tables
    (``driver_too_old``, ``torch_arch_supported`` …).
@@ -61,6 +62,6 @@ def known_fact_names() -> frozenset[str]:
     """Every fact name some source can produce (for ``rules lint``)."""
     from gpudoctor.facts.compat import COMPAT_FACT_NAMES
     from gpudoctor.facts.machine import FACT_NAMES
-    from gpudoctor.facts.pasted import text_fact_names
+    from gpudoctor.logs.structure import structure_fact_names
 
-    return frozenset(FACT_NAMES) | frozenset(COMPAT_FACT_NAMES) | text_fact_names()
+    return frozenset(FACT_NAMES) | frozenset(COMPAT_FACT_NAMES) | structure_fact_names()

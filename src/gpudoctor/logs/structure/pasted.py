@@ -2,7 +2,7 @@
 
 Logs pasted into issues often carry the machine's description. The scanner looks for these
 lines in the same pass as the rules' patterns (keys start with ``facts/``), and
-:func:`facts_from_hits` turns the captures into the same fact names a live snapshot gives, so
+:func:`facts` turns the captures into the same fact names a live snapshot gives, so
 a rule such as "driver too old for the CUDA runtime" works on a log alone.
 
 Facts shared with the live snapshot (same names, same types):
@@ -57,7 +57,7 @@ _Z = CaptureType.SIZE
 _ROW = r"^[>\s]*\|"
 _MIB = r"\d+\s?MiB"
 
-TEXT_FACT_PATTERNS: tuple[PatternSpec, ...] = (
+PATTERNS: tuple[PatternSpec, ...] = (
     # nvidia-smi banner: "| NVIDIA-SMI 470.82.01  Driver Version: 470.82.01  CUDA Version: 11.4 |"
     PatternSpec(
         "facts/nvidia_smi_banner",
@@ -314,19 +314,19 @@ COMPUTED_FACT_NAMES = (
 """Facts computed from several captures (besides the captures' own names)."""
 
 
-def text_fact_names() -> frozenset[str]:
+def fact_names() -> frozenset[str]:
     """Every fact name pasted text can produce."""
-    captured = {name for spec in TEXT_FACT_PATTERNS for name in spec.captures}
+    captured = {name for spec in PATTERNS for name in spec.captures}
     return frozenset(captured | set(COMPUTED_FACT_NAMES))
 
 
-def facts_from_hits(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """Facts captured by :data:`TEXT_FACT_PATTERNS` (see the module doc for each name).
+def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """Facts captured by :data:`PATTERNS` (see the module doc for each name).
 
     Single values come from their first occurrence; lists keep the order of the log.
     """
-    facts = _first_values(hits)
+    found = _first_values(hits)
     for name, value in _gpu_facts(hits).items():
-        facts.setdefault(name, value)
-    facts.update(_smi_facts(hits))
-    return facts
+        found.setdefault(name, value)
+    found.update(_smi_facts(hits))
+    return found

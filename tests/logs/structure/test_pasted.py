@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import io
 
-from gpudoctor.facts.pasted import TEXT_FACT_PATTERNS, facts_from_hits
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import Scanner
+from gpudoctor.logs.structure import pasted
 
 SMI_NEW = """\
 +---------------------------------------------------------------------------------------+
@@ -63,9 +63,9 @@ cuDNN version: Probably one of the following:
 
 
 def facts_of(text: str) -> dict[str, object]:
-    scanner = Scanner(list(TEXT_FACT_PATTERNS))
+    scanner = Scanner(list(pasted.PATTERNS))
     scanner.scan(read_blocks(io.BytesIO(text.encode()), InputStats(name="t")))
-    return facts_from_hits(scanner.hits)
+    return pasted.facts(scanner.hits)
 
 
 def test_new_smi_table() -> None:
