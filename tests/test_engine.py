@@ -222,3 +222,43 @@ def test_the_engine_gives_conditions_exactly_the_pattern_functions_lint_knows() 
     assert sorted(functions) == sorted(PATTERN_FUNCTIONS)
     assert functions["matched"]("a") is True and functions["count"]("b") == 0
     assert functions["first"]("a", "x") is None
+
+
+@pytest.fixture(scope="module")
+def general_book() -> RuleBook:
+    return load_rulebook([FIXTURES / "rules" / "general"], bundled=False)
+
+
+def _explain_text(book: RuleBook, text: str) -> Report:
+    log = LogInput.from_text("job.log", text)
+    return build_report(book, scan_logs([log], make_scanner(book)))
+
+
+def test_generic_finding_folds_into_the_specific_rule_of_its_cause(general_book: RuleBook) -> None:
+    report = _explain_text(
+        general_book,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "Search for `cudaErrorIllegalAddress' in the CUDA docs\n",
+    )
+    (diagnosis,) = report.causes
+    assert diagnosis.rule == "t-illegal-wording"
+    assert diagnosis.confidence == pytest.approx(0.85)
+    assert [e.line for e in diagnosis.evidence] == [1, 2]
+
+
+def test_generic_finding_stands_alone_without_a_specific_rule(general_book: RuleBook) -> None:
+    (diagnosis,) = _explain_text(general_book, "kernel failed: cudaErrorIllegalAddress\n").causes
+    assert (diagnosis.rule, diagnosis.role) == ("t-code-illegal", "generic")
+
+
+def test_fallback_names_the_terminal_error_when_nothing_else_fires(
+    general_book: RuleBook,
+) -> None:
+    (diagnosis,) = _explain_text(general_book, "step 3\nValueError: bad shape\n").causes
+    assert diagnosis.rule == "t-exception-fallback"
+    assert diagnosis.summary == "The job ended on ValueError."
+
+
+def test_fallback_is_dropped_once_a_likely_cause_is_found(general_book: RuleBook) -> None:
+    report = _explain_text(general_book, "ValueError: worker failed\nKilled\n")
+    assert [d.rule for d in report.causes] == ["t-killed-lead"]

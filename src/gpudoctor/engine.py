@@ -17,7 +17,11 @@ also fired (halfway to 1) and halved when another firing rule with confidence â‰
 Merging. Confirmations of one cause count once: they are gathered into the strongest of them,
 which then confirms the strongest root of that cause (or stands alone). A finding explained by
 a rule of its own cause (PyTorch's "device-side assert triggered" after the kernel's assertion
-line) is folded into that rule's diagnosis: one cause, one diagnosis, all its evidence.
+line) is folded into that rule's diagnosis: one cause, one diagnosis, all its evidence. A
+``generic`` finding (an error code or Xid recognised from a catalogue) is folded into a
+``root`` or ``cascade`` of its cause when one fired; a ``fallback`` (the terminal exception,
+signal or exit code named for what it is) likewise, and it is dropped altogether once any
+other rule finds a cause with confidence >= 0.5.
 
 Ranking, in this order of keys:
 
@@ -232,6 +236,7 @@ def _template_names(rule: Rule) -> set[str]:
 def rank(findings: Sequence[Finding]) -> list[Diagnosis]:
     """Merge confirmations, mark explained findings and order them (see module doc)."""
     findings = _merge_confirmations(list(findings))
+    findings = _fold_general(findings)
     _mark_explained(findings)
     findings = _merge_same_cause(findings)
 
@@ -262,7 +267,9 @@ def _merge_confirmations(findings: list[Finding]) -> list[Finding]:
             if extra is not lead:
                 _absorb(lead, extra)
         targets = [
-            f for f in others if f.rule.cause == cause and f.rule.role in (Role.ROOT, Role.CASCADE)
+            f
+            for f in others
+            if f.rule.cause == cause and f.rule.role in (Role.ROOT, Role.CASCADE, Role.GENERIC)
         ]
         if not targets:
             kept.append(lead)
@@ -272,6 +279,39 @@ def _merge_confirmations(findings: list[Finding]) -> list[Finding]:
         _absorb(target, lead)
         target.notes.append(f"confirmed by {lead.rule.id}: {lead.rule.title}")
     return others + kept
+
+
+_SPECIFIC = (Role.ROOT, Role.CASCADE)
+_GENERAL = (Role.GENERIC, Role.FALLBACK)
+
+
+def _fold_general(findings: list[Finding]) -> list[Finding]:
+    """Fold ``generic`` and ``fallback`` findings into a specific finding of their cause, and
+    drop fallbacks once something else names a likely cause.
+
+    A catalogue's "cudaErrorIllegalAddress" beside the rule that knows PyTorch's wording of the
+    same error is one diagnosis with both lines as evidence; a traceback's terminal exception
+    named by the fallback is only news when no rule found what raised it.
+    """
+    kept: list[Finding] = []
+    for finding in findings:
+        if finding.rule.role not in _GENERAL:
+            kept.append(finding)
+            continue
+        peers = [f for f in findings if f.rule.cause == finding.rule.cause and f is not finding]
+        specific = [f for f in peers if f.rule.role in _SPECIFIC]
+        if finding.rule.role is Role.FALLBACK:
+            specific = specific or [f for f in peers if f.rule.role is Role.GENERIC]
+        if specific:
+            _absorb(max(specific, key=lambda f: f.confidence), finding)
+        else:
+            kept.append(finding)
+    likely = any(
+        f.rule.role not in (Role.ADVICE, Role.FALLBACK)
+        and f.confidence >= EXPLAINER_MIN_CONFIDENCE
+        for f in kept
+    )
+    return [f for f in kept if not (likely and f.rule.role is Role.FALLBACK)]
 
 
 def _absorb(target: Finding, other: Finding) -> None:

@@ -19,13 +19,21 @@ class Role(enum.Enum):
     * ``confirmation``: evidence that backs a root of the same cause (the kernel's oom-kill
       line behind ``Killed``); merged into that root when it fired, standing alone otherwise;
     * ``advice``: boilerplate worth a hint but never a cause ("CUDA kernel errors might be
-      asynchronously reported").
+      asynchronously reported");
+    * ``generic``: a cause recognised by a general signature (an error code of the CUDA stack
+      or an Xid from NVIDIA's catalogues, whatever program printed it); folded into a
+      ``root`` or ``cascade`` of the same cause when one fired, a root of its own otherwise;
+    * ``fallback``: names the terminal error for what it is (an exception, a signal, an exit
+      code) when nothing else explains the crash: dropped as soon as another rule finds a
+      likely cause, folded into any other finding of its own cause.
     """
 
     ROOT = "root"
     CASCADE = "cascade"
     CONFIRMATION = "confirmation"
     ADVICE = "advice"
+    GENERIC = "generic"
+    FALLBACK = "fallback"
 
 
 class Severity(enum.Enum):
