@@ -8,6 +8,7 @@ The rows are kept one per line, whatever their length, so that the table reads a
 
 from __future__ import annotations
 
+import time
 from typing import NamedTuple
 
 import pytest
@@ -272,3 +273,16 @@ def test_redaction_is_idempotent() -> None:
 def test_known_host_names_go_everywhere() -> None:
     assert redact("[trainer-7:1234] NCCL WARN", ["trainer-7"]) == "[<host>:1234] NCCL WARN"
     assert redact("trainer-70 and trainer-7.", ["trainer-7"]) == "trainer-70 and <host>."
+
+
+@pytest.mark.parametrize(
+    "unit",
+    ["a-", "a-b", "a.", "1.", "ip-1-", "x@", "login ", '"password": "', "\x1b]", "~a", "[a:1]"],
+)
+def test_long_hostile_lines_take_linear_time(unit: str) -> None:
+    """A 1 MiB evidence line can reach the Markdown renderer: no pattern may backtrack
+    quadratically (these took from 2 s to 110 s on 20,000 characters before)."""
+    text = unit * (60_000 // len(unit))
+    start = time.perf_counter()
+    redact(text)
+    assert time.perf_counter() - start < 1.0

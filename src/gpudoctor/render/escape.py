@@ -20,7 +20,8 @@ import re
 
 _ESCAPE_SEQUENCE = re.compile(
     r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]"  # CSI: colours, cursor moves, screen clears
-    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)"  # OSC, DCS...
+    # OSC (titles, hyperlinks), DCS and the other strings, ended by BEL or ST
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])[^\x07\x1b\x90-\x9f]*(?:\x07|\x1b\\|\x9c)"
     r"|\x1b[ -/]*[0-~]"  # other escapes (charset selection, keypad modes, RIS)
 )
 _BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
@@ -114,8 +115,9 @@ def inline(text: str) -> str:
 
 
 def autolink(url: str) -> str:
-    """``url`` as a Markdown autolink, or as inline code when it cannot be one safely."""
-    if re.fullmatch(r"[A-Za-z][\w+.-]{1,31}:[^\s<>`\\\x00-\x1f\x7f-\x9f]+", url):
+    """``url`` as a Markdown autolink when it is a plain web address, otherwise inline code
+    (a rule file could give ``javascript:`` or a URL with ``>`` in it)."""
+    if re.fullmatch(r"https?://[^\s<>`\\\x00-\x1f\x7f-\x9f]+", url):
         return f"<{url}>"
     return code_span(url)
 

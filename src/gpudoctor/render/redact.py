@@ -91,7 +91,8 @@ KINDS: tuple[Kind, ...] = (
        r"-----BEGIN [A-Z ]*PRIVATE KEY-----(?:[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----|[\s\S]*)",
        "<private-key>"),
     _k("url-credentials", "user name and password inside a URL (https://user:pass@host)",
-       r"\b([a-zA-Z][\w+.-]*://)[^\s/:@<>]*:[^\s/@<>]+@", r"\1<user>:<password>@"),
+       r"(?<![\w+.-])([a-zA-Z][\w+.-]{0,31}://)[^\s/:@<>]{0,256}:[^\s/@<>]{1,256}@",
+       r"\1<user>:<password>@"),
     _k("jwt", "JSON Web Tokens (three base64url parts, the first two starting eyJ)",
        r"\beyJ[\w-]{8,}\.eyJ[\w-]{8,}\.[\w-]{8,}", "<token>"),
     _k("huggingface-token", "Hugging Face user and organisation tokens (hf_..., api_org_...)",
@@ -117,19 +118,19 @@ KINDS: tuple[Kind, ...] = (
        r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}", r"\1 <token>"),
     _k("json-secret", "secret fields in JSON or YAML with quoted keys (\"password\": \"...\"; "
        "GCP service-account private_key and private_key_id; Docker config \"auth\")",
-       rf"(?i)([\"'][\w-]*{_SECRET_WORD}[\"']\s*:\s*)([\"'])(?:\\.|(?!\2).)*\2",
+       rf"(?i)([\"'][\w-]{{0,40}}{_SECRET_WORD}[\"']\s*:\s*)([\"'])(?:\\.|(?!\2).)*\2",
        r"\1\2<redacted>\2", "<redacted>"),
     _k("cli-secret", "secrets given as command-line options (--token X, --password=X, -p X "
        "after docker login)",
-       rf"(?i)((?:--[\w-]*{_SECRET_WORD}|\blogin\b.*?\s-p)(?:=|\s+))(?!<)[^\s'\"]+",
+       rf"(?i)((?:(?<![\w-])--[\w-]{{0,40}}{_SECRET_WORD}|\blogin\b.{{0,80}}?\s-p)(?:=|\s+))(?!<)[^\s'\"]+",
        r"\1<redacted>", "<redacted>"),
     _k("password-assignment", "password=, passwd:, PGPASSWORD=... assignments (any length)",
-       r"(?i)\b([\w-]*(?:password|passwd|pwd|passphrase))(\s*[=:]\s*)(['\"]?)(?!<)"
+       r"(?i)(?<![\w-])([\w-]{0,60}?(?:password|passwd|pwd|passphrase))(\s*[=:]\s*)(['\"]?)(?!<)"
        r"[^\s'\",;&]+\3", r"\1\2\3<redacted>\3", "<redacted>"),
     _k("secret-assignment", "NAME=value where the name ends in token, secret, key, api_key, "
        "auth, credentials (HF_TOKEN=, WANDB_API_KEY=, AWS_SECRET_ACCESS_KEY=, ?token=); "
        "names such as max_tokens or pad_token_id are not secrets and stay",
-       rf"(?i)\b([\w-]*{_SECRET_WORD})(\s*[=:]\s*)(['\"]?)(?!<)(?![\d.]+\b)[^\s'\",;&]{{6,}}\3",
+       rf"(?i)(?<![\w-])([\w-]{{0,60}}?{_SECRET_WORD})(\s*[=:]\s*)(['\"]?)(?!<)(?![\d.]+\b)[^\s'\",;&]{{6,}}\3",
        r"\1\2\3<redacted>\3", "<redacted>"),
     _k("azure-account-key", "Azure storage account keys in connection strings",
        r"(?i)\b(AccountKey|SharedAccessKey)=[^;\s]+", r"\1=<redacted>"),
@@ -165,8 +166,8 @@ KINDS: tuple[Kind, ...] = (
        "(trainer-7f9c8d6b5-x2k4q), job pods (job-worker-3, job-master-0, mpi-launcher-0), "
        "pod/NAME and POD_NAME=",
        rf"(?i)\b(?:(pods?/|pods?\s+\"|POD_NAME=)[a-z0-9][a-z0-9.-]*"
-       rf"|[a-z][a-z0-9-]*-{_K8S}{{8,10}}-{_K8S}{{5}}"
-       rf"|(?!dataloader)[a-z][a-z0-9-]*-(?:master|worker|launcher|chief|evaluator|ps)-\d+)\b",
+       rf"|(?<![\w.-])[a-z][a-z0-9-]{{0,50}}-{_K8S}{{8,10}}-{_K8S}{{5}}"
+       rf"|(?<![\w.-])(?!dataloader)[a-z][a-z0-9-]{{0,50}}-(?:master|worker|launcher|chief|evaluator|ps)-\d+)\b",
        lambda m: (m.group(1) or "") + "<pod>", "<pod>"),
     _k("slurm-nodes", "Slurm node lists and node names (SLURM_NODELIST, SLURM_JOB_NODELIST, "
        "SLURMD_NODENAME, SLURM_SUBMIT_HOST, SLURM_TOPOLOGY_ADDR)",
@@ -216,9 +217,9 @@ KINDS: tuple[Kind, ...] = (
        rf"(?i)(/subscriptions/){_HEX}{{8}}(?:-{_HEX}{{4}}){{3}}-{_HEX}{{12}}", r"\1<id>"),
     # ── people and hosts ──────────────────────────────────────────────────────────────────
     _k("email", "e-mail addresses (also Kerberos principals and service-account e-mails)",
-       r"\b[\w.+-]+@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", "<email>"),
+       r"(?<![\w.+-])[\w.+-]{1,64}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,}\b", "<email>"),
     _k("user-at-host", "user@host (shell prompts, ssh targets, scp sources)",
-       r"(?<![\w.+-])(?!<)[A-Za-z0-9._-]+@(?!<)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\b",
+       r"(?<![\w.+-])(?!<)[A-Za-z0-9._-]{1,64}@(?!<)[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\b",
        "<user>@<host>"),
     _k("ipv4", "IPv4 addresses (four numbers after a library name or 'version' are a version "
        "and stay)",
@@ -252,7 +253,7 @@ KINDS: tuple[Kind, ...] = (
        r"(?m)^(\w{3} [ \d]\d \d\d:\d\d:\d\d |\d{4}-\d\d-\d\dT[\d:.]+(?:[+-]\d\d:?\d\d|Z)? )"
        r"(?!<)[\w.-]+(?= (?:kernel|[\w.-]+(?:\[\d+\])?):)", r"\1<host>"),
     _k("pdsh-host", "the HOST: prefix pdsh and DeepSpeed's launcher put before each line",
-       r"(?m)^(?!<)[A-Za-z][\w.-]*\d[\w.-]*: (?=\[)", "<host>: "),
+       r"(?m)^(?!<)(?=[\w.-]{0,63}\d)[A-Za-z][\w.-]{0,62}: (?=\[)", "<host>: "),
     _k("fqdn", "fully qualified host names in private and common domains (.internal, .local, "
        ".lan, .corp, .cluster, .com, .net, .org, .edu, .io, .ai, .cloud); well-known public "
        "sites (pytorch.org, github.com, huggingface.co, nvidia.com, ...) stay",
