@@ -236,6 +236,11 @@ UNCHANGED = [
     "git commit 3e1f0a9b8c7d6e5f4a3b2c1d0e9f8a7b6c5d4e3f, sha256:0f1e2d3c4b5a69788a9b0c1d2e3f4a5b0f1e2d3c4b5a69788a9b0c1d2e3f4a5b",
     "NCCL INFO Channel 00/02 :    0   1   2   3 comm 0x55d0c8a3b2c0 rank 3 nRanks 8 nNodes 2",
     "ulimit -n 1024, /dev/shm 64M, CUDA_VISIBLE_DEVICES=0,1,2,3 RANK=3 WORLD_SIZE=8",
+    "uvicorn running on http://0.0.0.0:8000, client 127.0.0.1:51234, netmask 255.255.255.0",
+    "fixed in cuBLAS 11.4.2.10064 and cuFFT 10.4.2.109",
+    "2031-02-03 04:05:06,789 - loader.py[line:88] - ERROR: failed; model.py(12)[pid:42]",
+    "tokenizer.pad_token = tokenizer.eos_token; add_special_tokens({'pad_token': '[PAD]'})",
+    "Device name=GeForce RTX 4090, serial=unknown (no NVML), Serial Number : N/A",
 ]  # fmt: skip
 
 

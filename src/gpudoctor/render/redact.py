@@ -42,14 +42,19 @@ _PUBLIC_DOMAINS = (
 )  # fmt: skip
 _PYTHON_MODULES = ("torchvision.io", "tensorflow.io", "tf.io", "scipy.io", "skimage.io")
 _VERSION_CONTEXT = re.compile(
-    r"(?i)(?:version|cudnn|tensorrt|trt|nccl|driver|cuda|runtime|==|>=|<=|~=|\bv)\s*[:=_-]?\s*$"
+    r"(?i)(?:version|cudnn|cublas|cufft|curand|cusparse|cusolver|nvrtc|nvjitlink|tensorrt|trt|nccl"
+    r"|driver|cuda|runtime|==|>=|<=|~=|\bv)\s*[:=_-]?\s*$"
 )
+_NOT_PERSONAL_IP = re.compile(r"0\.0\.0\.0|127\.\d+\.\d+\.\d+|255\.255\.\d+\.\d+")
 
 
 def _ipv4(match: re.Match[str]) -> str:
-    """An IPv4 address, unless the four numbers are a library version (cuDNN 8.9.2.26)."""
+    """An IPv4 address, unless the four numbers are a library version (cuDNN 8.9.2.26) or an
+    address that names no machine (0.0.0.0, loopback, netmasks)."""
     before = match.string[max(0, match.start() - 24) : match.start()]
-    return match.group() if _VERSION_CONTEXT.search(before) else "<ip>"
+    if _VERSION_CONTEXT.search(before) or _NOT_PERSONAL_IP.fullmatch(match.group()):
+        return match.group()
+    return "<ip>"
 
 
 def _domain(match: re.Match[str]) -> str:
@@ -84,6 +89,8 @@ _SECRET_WORD = (
     r"|credentials?|connection[_-]?string|sas)"
 )
 _HOST = r"[A-Za-z][\w.-]*[A-Za-z0-9]"
+# tokenizer special tokens (pad_token = "[PAD]") are words, not secrets
+_NOT_SECRET = r"(?<!(?:pad|eos|bos|unk|sep|cls)_token)(?<!mask_token)"
 
 KINDS: tuple[Kind, ...] = (
     # ── secrets ────────────────────────────────────────────────────────────────────────────
@@ -118,7 +125,7 @@ KINDS: tuple[Kind, ...] = (
        r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]{12,}", r"\1 <token>"),
     _k("json-secret", "secret fields in JSON or YAML with quoted keys (\"password\": \"...\"; "
        "GCP service-account private_key and private_key_id; Docker config \"auth\")",
-       rf"(?i)([\"'][\w-]{{0,40}}{_SECRET_WORD}[\"']\s*:\s*)([\"'])(?:\\.|(?!\2).)*\2",
+       rf"(?i)([\"'][\w-]{{0,40}}{_SECRET_WORD}{_NOT_SECRET}[\"']\s*:\s*)([\"'])(?:\\.|(?!\2).)*\2",
        r"\1\2<redacted>\2", "<redacted>"),
     _k("cli-secret", "secrets given as command-line options (--token X, --password=X, -p X "
        "after docker login)",
@@ -130,7 +137,7 @@ KINDS: tuple[Kind, ...] = (
     _k("secret-assignment", "NAME=value where the name ends in token, secret, key, api_key, "
        "auth, credentials (HF_TOKEN=, WANDB_API_KEY=, AWS_SECRET_ACCESS_KEY=, ?token=); "
        "names such as max_tokens or pad_token_id are not secrets and stay",
-       rf"(?i)(?<![\w-])([\w-]{{0,60}}?{_SECRET_WORD})(\s*[=:]\s*)(['\"]?)(?!<)(?![\d.]+\b)[^\s'\",;&]{{6,}}\3",
+       rf"(?i)(?<![\w-])([\w-]{{0,60}}?{_SECRET_WORD}{_NOT_SECRET})(\s*[=:]\s*)(['\"]?)(?!<)(?![\d.]+\b)[^\s'\",;&]{{6,}}\3",
        r"\1\2\3<redacted>\3", "<redacted>"),
     _k("azure-account-key", "Azure storage account keys in connection strings",
        r"(?i)\b(AccountKey|SharedAccessKey)=[^;\s]+", r"\1=<redacted>"),
@@ -149,7 +156,8 @@ KINDS: tuple[Kind, ...] = (
        rf"(?<![\w-])(GPU|MIG|MIG-GPU)-{_HEX}{{8}}(?:-{_HEX}{{4}}){{3}}-{_HEX}{{12}}",
        r"\1-<uuid>"),
     _k("gpu-serial", "GPU and board serial numbers (nvidia-smi -q, its XML and JSON forms)",
-       r"(?i)((?:\bserial(?:[ _]?number)?[\"']?\s*[:=]\s*[\"']?)|<serial>\s*)[0-9A-Za-z-]{6,}",
+       r"(?i)((?:\bserial(?:[ _]?number)?[\"']?\s*[:=]\s*[\"']?)|<serial>\s*)(?=[A-Za-z-]{0,40}\d)"
+       r"[0-9A-Za-z-]{6,}",
        r"\1<serial>"),
     _k("infiniband-guid", "InfiniBand node, port and system-image GUIDs (0x506b4b0300a1b2c3, "
        "506b:4b03:00a1:b2c3 after 'guid')",
@@ -244,7 +252,8 @@ KINDS: tuple[Kind, ...] = (
        "line starts ([rank3]:, a file:line prefix, a timestamp)",
        r"(?<![\w.-])(?!<)[A-Za-z][\w.-]*(:\d+:\d+ \[\d+\] NCCL)", r"<host>\1"),
     _k("bracket-host", "host names in [HOST]:PORT and [HOST:RANK] (c10d sockets, launchers)",
-       r"\[(?!<)(?!(?:rank|GPU|CPU|gpu|cpu|cuda|device|node|step|epoch|Rank|Epoch|Step)\d*[:\]])"
+       r"(?<![\w)\]])\[(?!<)"
+       r"(?!(?i:rank|gpu|cpu|cuda|device|node|step|epoch|line|lineno|pid|tid|iter)\d*[:\]])"
        r"(?![\w.-]*\.(?:cpp|cc|cu|cuh|c|h|hpp|py)\b)[A-Za-z][\w.-]*"
        r"(?:\]:(\d+)|:(\d+)\])",
        lambda m: f"[<host>]:{m.group(1)}" if m.group(1) else f"[<host>:{m.group(2)}]",
