@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from gpudoctor.render.escape import autolink, code_span, fence, inline, prose
 from gpudoctor.render.redact import redact
 from gpudoctor.report import Report
 
@@ -11,6 +12,7 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
 
     With ``redact_output`` (the default) user names, host names, addresses, tokens, GPU UUIDs
     and serial numbers in anything that came from the inputs are replaced by placeholders.
+    Text from the inputs is escaped so that it cannot leave its code block or inject markup.
     """
     hosts = [str(v) for k, v in report.facts.items() if k in ("hostname", "host_name") and v]
 
@@ -20,7 +22,9 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
     causes = report.causes
     lines = ["## gpudoctor report", ""]
     sources = ", ".join(
-        f"`{clean(i.name)}` ({i.lines:,} lines)" if i.lines is not None else f"`{clean(i.name)}`"
+        f"{code_span(clean(i.name))} ({i.lines:,} lines)"
+        if i.lines is not None
+        else code_span(clean(i.name))
         for i in report.inputs
     )
     lines.append(f"gpudoctor {report.version} read {sources or 'no logs'}.")
@@ -31,27 +35,30 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
         lines += ["| # | Cause | Confidence | Rule |", "|---|---|---|---|"]
         for d in causes:
             lines.append(
-                f"| {d.rank} | {d.title} (`{d.cause}`) | {d.confidence:.2f} | `{d.rule}` |"
+                f"| {d.rank} | {inline(d.title)} ({code_span(d.cause)}) | {d.confidence:.2f} "
+                f"| {code_span(d.rule)} |"
             )
     for d in causes:
-        lines += ["", f"### {d.rank}. {d.title}", "", clean(d.summary), ""]
+        lines += ["", f"### {d.rank}. {inline(d.title)}", "", prose(clean(d.summary)), ""]
         if d.explained_by:
-            lines += [f"_Likely a consequence of: {', '.join(d.explained_by)}_", ""]
+            lines += [f"_Likely a consequence of: {inline(', '.join(d.explained_by))}_", ""]
         lines.append("<details><summary>Evidence</summary>")
-        lines += ["", "```text"]
-        for ev in d.evidence:
-            if ev.fact is not None:
-                lines.append(clean(f"{ev.fact} = {ev.value}"))
-            else:
-                lines.append(clean(f"{ev.source}:{ev.line}: {ev.text}"))
-        lines += ["```", "", "</details>", "", "**Fix**", ""]
-        lines += [f"{n}. {clean(step)}" for n, step in enumerate(d.fix, start=1)]
+        evidence = [
+            clean(
+                f"{ev.fact} = {ev.value}"
+                if ev.fact is not None
+                else f"{ev.source}:{ev.line}: {ev.text}"
+            )
+            for ev in d.evidence
+        ]
+        lines += ["", *fence(evidence), "", "</details>", "", "**Fix**", ""]
+        lines += [f"{n}. {prose(clean(step))}" for n, step in enumerate(d.fix, start=1)]
         if d.references:
-            lines += ["", "References: " + ", ".join(f"<{r}>" for r in d.references)]
+            lines += ["", "References: " + ", ".join(autolink(r) for r in d.references)]
     hints = [d for d in report.diagnoses if not d.is_cause]
     if hints:
         lines += ["", "### Hints", ""]
-        lines += [f"- **{h.title}**: {clean(h.summary)}" for h in hints]
+        lines += [f"- **{inline(h.title)}**: {prose(clean(h.summary))}" for h in hints]
     if redact_output:
         lines += ["", "<sub>User names, hosts, addresses, tokens and GPU UUIDs redacted.</sub>"]
     return "\n".join(lines) + "\n"

@@ -3,11 +3,17 @@
 Renderers build :class:`Styled` once; the CLI prints it plain (files, pipes, golden tests) or
 hands it to rich on a terminal. rich is imported only in the coloured case, which keeps the
 start-up of plain runs short.
+
+Every piece passes :func:`~gpudoctor.render.escape.for_terminal` on the way in, so no escape
+sequence or control character from a log reaches the terminal, whatever a renderer forgot;
+pieces go to rich as :class:`rich.text.Text`, never as markup, so ``[bold]`` in a log is text.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from gpudoctor.render.escape import for_terminal
 
 
 @dataclass
@@ -17,8 +23,8 @@ class Styled:
     pieces: list[tuple[str, str]] = field(default_factory=list)
 
     def add(self, text: str, style: str = "") -> Styled:
-        """Append a piece; returns self for chaining."""
-        self.pieces.append((text, style))
+        """Append a piece (control characters made harmless); returns self for chaining."""
+        self.pieces.append((for_terminal(text), style))
         return self
 
     def line(self, text: str = "", style: str = "") -> Styled:

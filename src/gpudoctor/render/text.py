@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import textwrap
 
+from gpudoctor.render.escape import one_line
 from gpudoctor.render.styled import Styled
 from gpudoctor.report import Diagnosis, Report
 
@@ -25,10 +26,12 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
     advice = [d for d in report.diagnoses if not d.is_cause]
     out.line(_heading(report, len(causes)), "bold")
     for warning in (w for i in report.inputs for w in i.warnings):
-        out.line(f"  ! {warning}", "yellow")
+        out.line(f"  ! {one_line(warning)}", "yellow")
     for item in report.inputs:
         if item.error:
-            out.line(f"  ! {item.name}: could not be read: {item.error}", "yellow")
+            out.line(
+                f"  ! {one_line(item.name)}: could not be read: {one_line(item.error)}", "yellow"
+            )
     if not causes:
         out.line()
         out.line(_nothing_found_hint(report))
@@ -66,13 +69,15 @@ def _heading(report: Report, count: int) -> str:
     lines = sum(i.lines or 0 for i in logs)
     parts = []
     if logs:
-        names = ", ".join(i.name for i in logs[:3]) + (" …" if len(logs) > 3 else "")
+        names = ", ".join(one_line(i.name) for i in logs[:3]) + (" …" if len(logs) > 3 else "")
         parts.append(f"{names} ({lines:,} lines)")
     if any(i.kind == "kernel" for i in report.inputs):
         parts.append("the kernel log")
     snapshots = [i.name for i in report.inputs if i.kind == "snapshot"]
     if snapshots:
-        parts.append("the live snapshot" if snapshots[0] == "live" else f"snapshot {snapshots[0]}")
+        parts.append(
+            "the live snapshot" if snapshots[0] == "live" else f"snapshot {one_line(snapshots[0])}"
+        )
     read = " and ".join(parts) if parts else "no input"
     noun = "cause" if count == 1 else "causes"
     return f"gpudoctor: {count} possible {noun} found in {read}"
@@ -95,10 +100,10 @@ def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
     out.line(f"{indent}Evidence:", "bold")
     for ev in d.evidence:
         if ev.fact is not None:
-            out.line(f"{indent}  {ev.fact} = {ev.value}", "cyan")
+            out.line(f"{indent}  {ev.fact} = {one_line(str(ev.value))}", "cyan")
         else:
-            where = f"{ev.source}:{ev.line}"
-            text = ev.text.strip()
+            where = f"{one_line(ev.source)}:{ev.line}"
+            text = one_line(ev.text.strip())
             if len(indent) + len(where) + len(text) + 4 <= width:
                 out.add(f"{indent}  {where}  ", "cyan").line(text)
             else:
