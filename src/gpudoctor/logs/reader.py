@@ -10,7 +10,7 @@ newline; the rest waits for the next chunk. What the reader does to the text:
   UTF-8, and a UTF-8 byte-order mark is dropped (:mod:`.decode`);
 * ``\\r\\n`` becomes ``\\n``; a line rewritten with ``\\r`` (progress bars) keeps its last state;
   a text with no ``\\n`` at all in its first chunk but with ``\\r`` ends its lines with ``\\r``;
-* ANSI escape sequences (colours, cursor moves, OSC titles) are removed;
+* ANSI escape sequences (colours, cursor moves, OSC titles) and NUL bytes are removed;
 * bytes are kept as bytes: invalid UTF-8 never stops reading, it is replaced only when a line
   is decoded for display.
 
@@ -74,7 +74,7 @@ class Line:
 
 
 def clean(data: bytes) -> bytes:
-    """Normalise line endings, collapse ``\r`` rewrites and strip ANSI escapes."""
+    """Normalise line endings, collapse ``\r`` rewrites, strip ANSI escapes and NUL bytes."""
     if b"\r" in data:
         if data.count(b"\r\n", 0, 65536) > 64:
             # Many CRLF line ends (a Windows log): dropped in one pass rather than line by
@@ -84,6 +84,9 @@ def clean(data: bytes) -> bytes:
             data = _collapse_rewrites(data)
     if b"\x1b" in data:
         data = _ANSI_RE.sub(b"", data)
+    if b"\x00" in data:
+        # No log means a NUL; a crash often leaves a hole of them, glued to the next line.
+        data = data.replace(b"\x00", b"")
     return data
 
 
