@@ -3,24 +3,34 @@
 Logs are read in large chunks and never held in memory whole. Each chunk is cut at its last
 newline; the rest waits for the next chunk. What the reader does to the text:
 
-* gzip is recognised by its magic bytes (not the file name) and decompressed on the fly;
+* gzip, bzip2, xz and zstd streams, tar and zip archives are recognised by their magic bytes
+  (not the file name) and unpacked on the fly in bounded steps (:mod:`.decompress`); each
+  member of an archive is a source of its own, named ``archive:member``;
+* UTF-16 and UTF-32 (with a byte-order mark, or told by their NUL bytes) are re-encoded to
+  UTF-8, and a UTF-8 byte-order mark is dropped (:mod:`.decode`);
 * ``\\r\\n`` becomes ``\\n``; a line rewritten with ``\\r`` (progress bars) keeps its last state;
-* ANSI escape sequences (colours, cursor moves, OSC titles) are removed;
+  a text with no ``\\n`` at all in its first chunk but with ``\\r`` ends its lines with ``\\r``;
+* ANSI escape sequences (colours, cursor moves, OSC titles) and NUL bytes are removed;
 * bytes are kept as bytes: invalid UTF-8 never stops reading, it is replaced only when a line
   is decoded for display.
 
 A line that grows past :data:`MAX_LINE_BYTES` without a newline (a binary file, a 5 GB log on
 one line) is cut: its first :data:`MAX_LINE_BYTES` are kept and the rest of it is skipped up to
-the next newline, so memory stays flat whatever the input.
+the next newline, so memory stays flat whatever the input. Empty input, binary data and
+damaged compressed data are warnings in :class:`InputStats`, never exceptions.
 """
 
 from __future__ import annotations
 
 import re
-import zlib
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from itertools import chain
 from typing import BinaryIO
+
+from gpudoctor.logs.decode import sniff_encoding, to_utf8
+from gpudoctor.logs.decompress import unpack
+from gpudoctor.logs.stats import InputStats as InputStats
 
 CHUNK_BYTES = 4 << 20
 """How much is read at once."""
@@ -28,12 +38,18 @@ CHUNK_BYTES = 4 << 20
 MAX_LINE_BYTES = 1 << 20
 """The longest line kept whole; longer lines are cut to this length."""
 
-_GZIP_MAGIC = b"\x1f\x8b"
+BINARY_SAMPLE_BYTES = 65536
+"""How much of the start of a text is looked at to tell a log from binary data."""
+
 _ANSI_RE = re.compile(
     rb"\x1b\[[0-9;:?<=>]*[ -/]*[@-~]"  # CSI: colours, cursor moves
     rb"|\x1b\][^\x07\x1b\n]*(?:\x07|\x1b\\)"  # OSC: window titles, hyperlinks
     rb"|\x1b[@-Z\\-_]"  # other two-byte escapes
 )
+# Control bytes that text does not hold (tab, newlines, form feed, backspace and escape do).
+_CONTROL = bytes(b for b in range(32) if b not in b"\b\t\n\v\f\r\x1b") + b"\x7f"
+_NOT_CONTROL = bytes(b for b in range(256) if b not in _CONTROL)
+_NUL_RUN = re.compile(rb"\x00{16,}")
 
 
 @dataclass(frozen=True)
@@ -57,25 +73,20 @@ class Line:
     text: str
 
 
-@dataclass
-class InputStats:
-    """What was read from one input, filled in while it is read."""
-
-    name: str
-    kind: str = "log"
-    lines: int = 0
-    bytes_read: int = 0
-    cut_lines: int = 0
-    compressed: bool = False
-    warnings: list[str] = field(default_factory=list)
-
-
 def clean(data: bytes) -> bytes:
-    """Normalise line endings, collapse ``\r`` rewrites and strip ANSI escapes."""
+    """Normalise line endings, collapse ``\r`` rewrites, strip ANSI escapes and NUL bytes."""
     if b"\r" in data:
-        data = _collapse_rewrites(data)
+        if data.count(b"\r\n", 0, 65536) > 64:
+            # Many CRLF line ends (a Windows log): dropped in one pass rather than line by
+            # line below (a CR before LF only ends a line, so both read the same).
+            data = data.replace(b"\r\n", b"\n")
+        if b"\r" in data:
+            data = _collapse_rewrites(data)
     if b"\x1b" in data:
         data = _ANSI_RE.sub(b"", data)
+    if b"\x00" in data:
+        # No log means a NUL; a crash often leaves a hole of them, glued to the next line.
+        data = data.replace(b"\x00", b"")
     return data
 
 
@@ -99,70 +110,63 @@ def _collapse_rewrites(data: bytes) -> bytes:
     return b"".join(parts)
 
 
+def _drop_rewritten(carry: bytes) -> bytes:
+    """The start of an unfinished line without the states that a later ``\r`` rewrote: from
+    its last ``\r`` that is not its final byte on, which :func:`clean` reads the same."""
+    cr = carry.rfind(b"\r", 0, len(carry) - 1)
+    return carry[cr:] if cr > 0 else carry
+
+
 def read_blocks(stream: BinaryIO, stats: InputStats) -> Iterator[Block]:
-    """Yield cleaned blocks of whole lines from ``stream``, gzip or plain.
+    """Yield cleaned blocks of whole lines from ``stream``: plain, compressed or an archive.
 
-    ``stats`` is updated as lines are read. A damaged or truncated gzip stream ends the
-    input with a warning in ``stats.warnings``; everything read before the damage is kept.
+    ``stats`` is updated as lines are read. Damaged or truncated compressed data ends that
+    text with a warning in ``stats.warnings``; everything read before the damage is kept.
+    Binary data and empty input are warnings too. Only an error reading ``stream`` itself
+    (:class:`OSError`) is raised.
     """
-    head = stream.read(CHUNK_BYTES)
-    if head[:2] == _GZIP_MAGIC:
-        stats.compressed = True
-        chunks = _gunzip(head, stream, stats)
+    for source, chunks in unpack(stream, stats, CHUNK_BYTES):
+        yield from _blocks(source, _text(source, chunks, stats), stats)
+    if stats.bytes_read == 0 and not stats.warnings:
+        held = f"the {stats.formats[0]} data holds no text" if stats.formats else "0 bytes"
+        stats.warn(stats.name, f"empty input ({held})")
+
+
+def _text(source: str, chunks: Iterator[bytes], stats: InputStats) -> Iterator[bytes]:
+    """The UTF-8 text of one source, counted in ``stats`` as it is read."""
+    first = next(chunks, b"")
+    if not first:
+        return
+    encoding, bom = sniff_encoding(first)
+    stats.encoding = encoding
+    raw = _counted(chain([first[bom:]], chunks), stats, bom)
+    text = raw if encoding == "utf-8" else to_utf8(raw, encoding)
+    head = next(text, b"")
+    if not head:
+        return
+    _warn_if_binary(source, head, stats)
+    rest = chain([head], text)
+    if b"\n" not in head and b"\r" in head:
+        # No newline in a whole chunk, but carriage returns: lines end in \r alone (old Mac
+        # files, or a progress bar that never ended its line), so each \r is a line end.
+        yield from (chunk.replace(b"\r\n", b"\n").replace(b"\r", b"\n") for chunk in rest)
     else:
-        chunks = _plain(head, stream)
-    yield from _blocks(chunks, stats)
+        yield from rest
 
 
-def _plain(head: bytes, stream: BinaryIO) -> Iterator[bytes]:
-    chunk = head
-    while chunk:
+def _counted(chunks: Iterator[bytes], stats: InputStats, extra: int) -> Iterator[bytes]:
+    stats.bytes_read += extra
+    for chunk in chunks:
+        stats.bytes_read += len(chunk)
         yield chunk
-        chunk = stream.read(CHUNK_BYTES)
 
 
-def _gunzip(head: bytes, stream: BinaryIO, stats: InputStats) -> Iterator[bytes]:
-    """Decompress gzip members one after another, keeping every byte that decompresses
-    before any damage."""
-    inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-    in_member = False  # the current member has started but not ended
-    compressed = head
-    while compressed:
-        in_member = True
-        try:
-            out = inflater.decompress(compressed)
-        except zlib.error as exc:
-            stats.warnings.append(
-                f"{stats.name}: compressed data is damaged ({exc}); diagnosed the "
-                f"{stats.bytes_read} bytes before the damage"
-            )
-            return
-        if out:
-            yield out
-        if inflater.eof:
-            in_member = False
-            compressed = inflater.unused_data
-            inflater = zlib.decompressobj(16 + zlib.MAX_WBITS)
-            if compressed:
-                continue
-        compressed = stream.read(CHUNK_BYTES)
-    if in_member:
-        stats.warnings.append(
-            f"{stats.name}: the gzip stream is truncated; diagnosed the {stats.bytes_read} "
-            "bytes it held"
-        )
-
-
-def _blocks(chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
+def _blocks(source: str, chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
     carry = b""
     skipping = False  # inside an over-long line whose rest is being skipped
     line_no = 1
-    first_chunk = True
+    cut = 0
     for chunk in chunks:
-        if first_chunk:
-            first_chunk = False
-            _warn_if_binary(chunk, stats)
-        stats.bytes_read += len(chunk)
         if skipping:
             newline = chunk.find(b"\n")
             if newline < 0:
@@ -172,9 +176,11 @@ def _blocks(chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
         last_newline = chunk.rfind(b"\n")
         if last_newline < 0:
             data = carry + chunk
+            if len(data) > MAX_LINE_BYTES and b"\r" in data:
+                data = _drop_rewritten(data)
             if len(data) > MAX_LINE_BYTES:
-                stats.cut_lines += 1
-                block = Block(stats.name, line_no, clean(data[:MAX_LINE_BYTES]) + b"\n")
+                cut += 1
+                block = Block(source, line_no, clean(data[:MAX_LINE_BYTES]) + b"\n")
                 line_no += 1
                 stats.lines += 1
                 carry = b""
@@ -187,33 +193,46 @@ def _blocks(chunks: Iterator[bytes], stats: InputStats) -> Iterator[Block]:
         whole = b"".join((carry, memoryview(chunk)[: last_newline + 1]))
         carry = chunk[last_newline + 1 :]
         count = whole.count(b"\n")
-        yield Block(stats.name, line_no, clean(whole), count)
+        yield Block(source, line_no, clean(whole), count)
         line_no += count
         stats.lines += count
+        if len(carry) > MAX_LINE_BYTES and b"\r" in carry:
+            carry = _drop_rewritten(carry)
         if len(carry) > MAX_LINE_BYTES:
-            stats.cut_lines += 1
-            yield Block(stats.name, line_no, clean(carry[:MAX_LINE_BYTES]) + b"\n")
+            cut += 1
+            yield Block(source, line_no, clean(carry[:MAX_LINE_BYTES]) + b"\n")
             line_no += 1
             stats.lines += 1
             carry = b""
             skipping = True
     if carry:
         stats.lines += 1
-        yield Block(stats.name, line_no, clean(carry) + b"\n")
-    if stats.cut_lines:
-        stats.warnings.append(
-            f"{stats.name}: {stats.cut_lines} line(s) longer than {MAX_LINE_BYTES} bytes "
-            "were cut to that length"
+        yield Block(source, line_no, clean(carry) + b"\n")
+    if cut:
+        stats.cut_lines += cut
+        stats.warn(
+            source, f"{cut} line(s) longer than {MAX_LINE_BYTES} bytes were cut to that length"
         )
 
 
-def _warn_if_binary(chunk: bytes, stats: InputStats) -> None:
-    sample = chunk[:65536]
-    nul = sample.count(b"\x00")
-    if nul * 100 > len(sample):
-        stats.warnings.append(
-            f"{stats.name}: looks like binary data ({nul} NUL bytes in the first "
-            f"{len(sample)}); scanned as text"
+def _warn_if_binary(source: str, chunk: bytes, stats: InputStats) -> None:
+    """Warn when the start of a text is not a log: NUL bytes only, or many control bytes.
+
+    Runs of NUL bytes are left out of the count: a machine that crashed while writing a log
+    often leaves a hole of zeros in it, and the log around the hole is still a log.
+    """
+    sample = chunk[:BINARY_SAMPLE_BYTES]
+    if not sample.strip(b"\x00"):
+        stats.warn(source, "holds only NUL bytes, not a log (binary data); nothing to diagnose")
+        return
+    text = _NUL_RUN.sub(b"", sample)
+    control = len(text.translate(None, _NOT_CONTROL))
+    if control * 20 > len(text):
+        stats.warn(
+            source,
+            f"looks like binary data, not a log ({control} control bytes in the first "
+            f"{len(sample)}); scanned as text anyway. Pass the log itself: plain text, "
+            "gzip, xz, bzip2, zstd, zip or tar",
         )
 
 
