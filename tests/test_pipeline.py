@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from gpudoctor.pipeline import EMPTY_INPUT, LogInput, diagnose, kernel_log_input
+from gpudoctor.logs.reader import EMPTY_INPUT
+from gpudoctor.pipeline import LogInput, diagnose, kernel_log_input
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.snapshot import load_snapshot
 

@@ -24,8 +24,6 @@ from gpudoctor.rulebook.book import RuleBook
 if TYPE_CHECKING:
     from gpudoctor.snapshot.model import Snapshot
 
-EMPTY_INPUT = "the input was empty"
-
 
 @dataclass(frozen=True)
 class LogInput:
@@ -88,14 +86,10 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
                 name=log.name,
                 lines=stats.lines,
                 bytes=stats.bytes_read,
-                warnings=(*stats.warnings, *_empty_warning(log.name, stats)),
+                warnings=tuple(stats.warnings),
             )
         )
     return ScanResult(hits=scanner.hits, inputs=tuple(summaries))
-
-
-def _empty_warning(name: str, stats: InputStats) -> tuple[str, ...]:
-    return (f"{name}: {EMPTY_INPUT}",) if stats.bytes_read == 0 else ()
 
 
 def build_report(
@@ -145,7 +139,7 @@ def diagnose(
 
     The snapshot adds its kernel log as one more input, its facts, and its sources to the
     report's inputs. An unreadable or empty log is recorded in the report's inputs (an
-    ``error``, or the warning :data:`EMPTY_INPUT`), never raised.
+    ``error``, or the reader's warning :data:`~gpudoctor.logs.reader.EMPTY_INPUT`), never raised.
     """
     inputs = list(logs)
     facts = None

@@ -20,7 +20,7 @@ import click
 
 from gpudoctor.cli.app import EXIT_FINDING, EXIT_NO_INPUT, EXIT_OK, fail
 from gpudoctor.cli.output import render, stdout_is_tty, text_width, use_colour, write_stdout
-from gpudoctor.pipeline import EMPTY_INPUT
+from gpudoctor.logs.reader import EMPTY_INPUT
 from gpudoctor.render.registry import REPORT, RenderOptions, format_names, get_renderer
 from gpudoctor.report import Threshold
 from gpudoctor.rulebook.model import Severity

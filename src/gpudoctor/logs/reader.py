@@ -117,6 +117,10 @@ def _drop_rewritten(carry: bytes) -> bytes:
     return carry[cr:] if cr > 0 else carry
 
 
+EMPTY_INPUT = "the input was empty"
+"""The warning for an input that held no text."""
+
+
 def read_blocks(stream: BinaryIO, stats: InputStats) -> Iterator[Block]:
     """Yield cleaned blocks of whole lines from ``stream``: plain, compressed or an archive.
 
@@ -128,8 +132,8 @@ def read_blocks(stream: BinaryIO, stats: InputStats) -> Iterator[Block]:
     for source, chunks in unpack(stream, stats, CHUNK_BYTES):
         yield from _blocks(source, _text(source, chunks, stats), stats)
     if stats.bytes_read == 0 and not stats.warnings:
-        held = f"the {stats.formats[0]} data holds no text" if stats.formats else "0 bytes"
-        stats.warn(stats.name, f"empty input ({held})")
+        held = f" (the {stats.formats[0]} data holds no text)" if stats.formats else ""
+        stats.warn(stats.name, EMPTY_INPUT + held)
 
 
 def _text(source: str, chunks: Iterator[bytes], stats: InputStats) -> Iterator[bytes]:
