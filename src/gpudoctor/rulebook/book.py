@@ -61,4 +61,4 @@ def load_rulebook(extra_dirs: Sequence[Path] = (), *, bundled: bool = True) -> R
         # Cached only when no file changed while it was parsed: the key must name these bytes.
         if key is not None and cache.cache_key(rule_files(paths)) == key:
             cache.store(key, rules, notes)
-    return RuleBook(rules, tuple(notes))
+    return RuleBook(rules, tuple(dict.fromkeys(notes)))  # a refused directory is met twice
