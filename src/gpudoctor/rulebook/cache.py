@@ -97,14 +97,25 @@ def cache_key(files: Sequence[Path]) -> str | None:
     for file in files:
         name = f"\0{file}\0{os.path.abspath(file)}".encode("utf-8", "surrogateescape")
         try:
-            with open(file, "rb") as handle:
-                data = handle.read()
+            data = _read_all(file)
         except OSError:
             return None
         which.update(name)
         what.update(len(data).to_bytes(8, "little"))
         what.update(data)
     return f"{which.hexdigest()}-{what.hexdigest()}"
+
+
+def _read_all(file: Path) -> bytes:
+    # os.read, not open(): half the time for ~100 small files, and this runs at every start.
+    fd = os.open(file, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    return b"".join(chunks)
 
 
 def _file_name(key: str) -> str:
