@@ -194,6 +194,30 @@ def test_older_files_are_removed_and_other_packs_kept(pack: Path, folder: Path) 
     assert cache_files(folder) == sorted([f"rules-{key_of(pack)}.json", other_recent.name])
 
 
+@pytest.mark.parametrize(
+    "facts",
+    [
+        "{when: 2026-11-02}",  # a YAML date: JSON has none
+        "{sizes: {1: 2}}",  # an integer key: JSON would make it a string
+    ],
+)
+def test_a_pack_json_cannot_hold_is_loaded_but_not_cached(
+    pack: Path, folder: Path, facts: str
+) -> None:
+    target = pack / "t-killed.yaml"
+    text = target.read_text().replace(
+        "no_match: ['Killed process 12']",
+        f"no_match: ['Killed process 12', {{text: 'Killed process 13', facts: {facts}}}]",
+    )
+    target.write_text(text)
+    book = load(pack)
+    assert len(book.rules) == 10
+    assert book.cache_notes == (
+        "rule cache not written: the pack does not come back the same from JSON",
+    )
+    assert not folder.exists()  # nothing was written
+
+
 def test_cache_can_be_turned_off(pack: Path, folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("GPUDOCTOR_NO_CACHE", "1")
     assert cache.cache_dir() is None

@@ -164,11 +164,11 @@ def store(key: str, rules: tuple[Rule, ...], notes: list[str]) -> None:
     folder = cache_dir()
     if folder is None:
         return
-    payload = _encode(rules, key)
     try:
+        payload = _encode(rules, key)
         faithful = _parse(payload, key) == rules
-    except ValueError:
-        faithful = False
+    except (TypeError, ValueError):  # a value JSON cannot hold at all
+        payload, faithful = b"", False
     if not faithful:  # e.g. an example's facts hold a YAML date, which JSON cannot keep
         notes.append("rule cache not written: the pack does not come back the same from JSON")
         return
