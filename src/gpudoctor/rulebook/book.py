@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from gpudoctor.logs.scanner import PatternSpec, Scanner
@@ -14,9 +14,15 @@ from gpudoctor.rulebook.model import Rule
 
 @dataclass(frozen=True)
 class RuleBook:
-    """A loaded, validated set of rules."""
+    """A loaded, validated set of rules.
+
+    ``cache_notes`` says why the rule cache could not be used or written, when it could not
+    (a refused directory, a file that failed verification and was rebuilt); the command line
+    prints them under ``-v``.
+    """
 
     rules: tuple[Rule, ...]
+    cache_notes: tuple[str, ...] = field(default=(), compare=False)
 
     def pattern_specs(self) -> list[PatternSpec]:
         """One scanner pattern per rule pattern, keyed ``rule-id/pattern-id``."""
@@ -38,15 +44,21 @@ class RuleBook:
 def load_rulebook(extra_dirs: Sequence[Path] = (), *, bundled: bool = True) -> RuleBook:
     """Load the bundled pack (unless ``bundled`` is false) and the user's rule directories.
 
+    The pack comes from the rule cache when it holds this exact set of files
+    (:mod:`gpudoctor.rulebook.cache`); otherwise from YAML, and is then cached.
+
     Raises :class:`gpudoctor.errors.RuleErrors` when any rule is invalid.
     """
     paths = ([bundled_rules_dir()] if bundled else []) + list(extra_dirs)
+    notes: list[str] = []
     files = rule_files(paths)
     key = cache.cache_key(files)
-    rules = cache.load_cached(key)
+    rules = cache.load_cached(key, files, notes) if key is not None else None
     if rules is None:
         from gpudoctor.rulebook.loader import load_rules  # YAML is parsed only on a cache miss
 
         rules = tuple(load_rules(paths).rules)
-        cache.store(key, rules)
-    return RuleBook(rules)
+        # Cached only when no file changed while it was parsed: the key must name these bytes.
+        if key is not None and cache.cache_key(rule_files(paths)) == key:
+            cache.store(key, rules, notes)
+    return RuleBook(rules, tuple(dict.fromkeys(notes)))  # a refused directory is met twice
