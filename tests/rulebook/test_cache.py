@@ -462,3 +462,13 @@ def test_empty_pack_with_a_valid_mac_does_not_silence_fail_on(
 ) -> None:
     plant("empty")  # refused even so: it does not hold one rule per rule file
     assert explain_exit_code() == 1
+
+
+def test_verbose_explain_says_why_the_cache_was_not_used(folder: Path) -> None:
+    folder.mkdir(mode=0o700)
+    folder.chmod(0o777)  # writable by anyone: never trusted
+    quiet = CliRunner().invoke(main, ["explain", str(OOM_LOG)])
+    loud = CliRunner().invoke(main, ["explain", "-v", str(OOM_LOG)])
+    assert "cache" not in quiet.stderr
+    assert "gpudoctor: " in loud.stderr and "cache" in loud.stderr
+    assert str(folder) in loud.stderr

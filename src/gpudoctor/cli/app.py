@@ -55,16 +55,23 @@ def fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
-def load_book(rule_dirs: Sequence[Path]) -> RuleBook:
-    """The bundled rules and the user's; invalid rules are listed and end the run (exit 2)."""
+def load_book(rule_dirs: Sequence[Path], *, verbose: bool = False) -> RuleBook:
+    """The bundled rules and the user's; invalid rules are listed and end the run (exit 2).
+
+    With ``verbose``, what the rule cache had to say (refused, rebuilt) goes to stderr.
+    """
     from gpudoctor.rulebook.book import load_rulebook
 
     try:
-        return load_rulebook(rule_dirs)
+        book = load_rulebook(rule_dirs)
     except RuleErrors as exc:
         for error in exc.errors:
             click.echo(str(error), err=True)
         fail(f"{len(exc.errors)} error(s) in the rules; nothing was diagnosed", EXIT_USAGE)
+    if verbose:
+        for note in book.cache_notes:
+            click.echo(f"gpudoctor: {note}", err=True)
+    return book
 
 
 class LazyGroup(click.Group):
