@@ -123,9 +123,17 @@ def scalar(node: yaml.Node, path: str, what: str, kind: type | tuple[type, ...])
     return value
 
 
-def plain(node: yaml.Node) -> object:
-    """Any node as plain Python data (mappings, lists, scalars)."""
-    return _constructor.construct_object(node, deep=True)
+def plain(node: yaml.Node, path: str = "") -> object:
+    """Any node as plain Python data (mappings, lists, scalars).
+
+    Raises :class:`NodeError` where the data cannot be built (a list used as a mapping key).
+    """
+    try:
+        return _constructor.construct_object(node, deep=True)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or node.start_mark
+        where = SourceLocation(path, mark.line + 1, mark.column + 1)
+        raise NodeError(where, getattr(exc, "problem", None) or str(exc)) from None
 
 
 def _as_tuple(kind: type | tuple[type, ...]) -> tuple[type, ...]:

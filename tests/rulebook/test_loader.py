@@ -182,3 +182,18 @@ def test_an_unreadable_rule_file_is_reported_without_its_content(
     # Readable but not a rule: the loader's errors never quote the text either.
     _, errors = load_rule_file(link)
     assert errors and all("hunter2" not in e.message for e in errors)
+
+
+def test_example_facts_with_a_list_as_key_is_a_located_error(tmp_path: Path) -> None:
+    rule = tmp_path / "r.yaml"
+    rule.write_text(
+        "id: r\ncause: gpu_oom\ntitle: t\nseverity: error\nrole: root\nconfidence: 0.5\n"
+        "patterns:\n  - id: p\n    regex: 'x'\nsummary: s\nfix: [f]\n"
+        "references: [https://example.org]\n"
+        "examples:\n  match:\n    - text: 'x'\n      facts: {a: 0, [], b: false}\n"
+        "  no_match: ['y']\n"
+    )
+    with pytest.raises(RuleErrors) as caught:
+        load_rules([rule])
+    first = caught.value.errors[0]
+    assert str(first) == f"{rule}:16:21: found unhashable key"

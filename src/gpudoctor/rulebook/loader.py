@@ -397,7 +397,7 @@ class _RuleParser:
         text = self._text(entries["text"].value, "an example text") if "text" in entries else ""
         facts: dict[str, object] = {}
         if "facts" in entries:
-            value = yn.plain(entries["facts"].value)
+            value = yn.plain(entries["facts"].value, self.path)
             if not isinstance(value, dict):
                 raise yn.NodeError(
                     yn.location(self.path, entries["facts"].value), '"facts" must be a mapping'
