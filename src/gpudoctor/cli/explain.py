@@ -26,8 +26,8 @@ from gpudoctor.pipeline import diagnose
 def explain(files: tuple[str, ...], snapshot_path: Path | None, **options: Any) -> None:
     """Explain a crash from its logs alone (no GPU needed).
 
-    FILES are log files (plain or gzip); with none, or "-", the log is read from standard
-    input: `python train.py 2>&1 | gpudoctor explain`.
+    FILES are log files (plain, compressed or archived); with none, or "-", the log is read
+    from standard input: `python train.py 2>&1 | gpudoctor explain`.
     """
     out = OutputSettings(**options)
     if not files:
