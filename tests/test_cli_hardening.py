@@ -398,3 +398,17 @@ def test_internal_error_text_is_escaped(monkeypatch: pytest.MonkeyPatch) -> None
     assert result.exit_code == 4
     assert "\x1b" not in result.stderr
     assert "bad line \\x1b]0;pwned\\x07 here" in result.stderr
+
+
+def test_a_file_name_too_long_is_an_unreadable_input_not_a_crash(tmp_path: Path) -> None:
+    name = str(tmp_path / ("a" * 300))
+    result = CliRunner().invoke(main, ["explain", name])
+    assert result.exit_code == EXIT_NO_INPUT
+    assert "File name too long" in result.stderr
+    assert "internal error" not in result.stderr
+
+
+def test_a_huge_since_is_a_usage_error_not_an_overflow() -> None:
+    result = CliRunner().invoke(main, ["diagnose", "--since", "99999999999999999999d"])
+    assert result.exit_code == EXIT_USAGE
+    assert "longer than 3650 days" in result.stderr

@@ -32,7 +32,11 @@ def log_inputs(files: Sequence[str]) -> list[LogInput]:
             inputs.append(LogInput("<stdin>", _stdin_opener, kind="stdin"))
             continue
         path = Path(name)
-        if path.is_dir():
+        try:
+            is_dir = path.is_dir()
+        except OSError:  # a name too long, a component not a directory: reading says why
+            is_dir = False
+        if is_dir:
             fail(f"{name} is a directory; give the log files in it", EXIT_USAGE)
         inputs.append(LogInput.from_path(path, name))
     return inputs

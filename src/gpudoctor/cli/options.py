@@ -141,6 +141,10 @@ _DURATION_RE = re.compile(r"^\s*(\d+(?:\.\d+)?)\s*([smhdw])\s*$")
 _UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 
 
+MAX_SINCE = timedelta(days=3650)
+"""The longest kernel-log window ``--since`` takes; longer is "since boot" anyway."""
+
+
 def parse_duration(text: str) -> timedelta | None:
     """``"30m"``, ``"2h"``, ``"1d"`` → a timedelta; ``"boot"`` → ``None`` (since boot)."""
     if text.strip().lower() == "boot":
@@ -148,7 +152,10 @@ def parse_duration(text: str) -> timedelta | None:
     match = _DURATION_RE.match(text.lower())
     if match is None:
         raise click.BadParameter(f"{text!r} is not a duration like 30m, 2h, 1d or 'boot'")
-    return timedelta(seconds=float(match.group(1)) * _UNITS[match.group(2)])
+    seconds = float(match.group(1)) * _UNITS[match.group(2)]
+    if seconds > MAX_SINCE.total_seconds():
+        raise click.BadParameter(f"{text!r} is longer than {MAX_SINCE.days} days; use 'boot'")
+    return timedelta(seconds=seconds)
 
 
 since_option = click.option(
