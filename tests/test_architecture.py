@@ -182,6 +182,7 @@ RENDER_MAY_IMPORT = (
     "gpudoctor.check.model",
     "gpudoctor.snapshot.model",
     "gpudoctor.units",
+    "gpudoctor.wording",
 )
 
 

@@ -168,7 +168,7 @@ def test_lint_one_bundled_file_is_not_a_duplicate(runner: CliRunner) -> None:
     relative = os.path.relpath(target)
     result = runner.invoke(main, ["rules", "lint", relative])
     assert result.exit_code == 0, result.output
-    assert "1 rules checked: 0 errors" in result.stdout
+    assert "1 rule checked: 0 errors" in result.stdout
 
 
 def test_forced_colour_survives_a_pipe(runner: CliRunner, oom_log: Path) -> None:

@@ -219,7 +219,7 @@ def test_cli_lint_ids_disable_and_list(tmp_path: Path) -> None:
     failing = runner.invoke(main, ["rules", "lint", str(path)])
     assert failing.exit_code == 2
     assert "[unknown-name]" in failing.stdout
-    assert failing.stdout.strip().endswith("1 rules checked: 1 errors, 0 warnings")
+    assert failing.stdout.strip().endswith("1 rule checked: 1 error, 0 warnings")
     quiet = runner.invoke(main, ["rules", "lint", "--disable", "unknown-name", str(path)])
     assert quiet.exit_code == 0, quiet.output
     path.write_text(

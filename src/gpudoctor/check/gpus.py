@@ -15,6 +15,7 @@ from gpudoctor.check.context import NO_GPU_STATUSES, CheckContext
 from gpudoctor.check.model import CheckResult, Status
 from gpudoctor.check.visible import HIDE_ALL, visible_devices
 from gpudoctor.snapshot.model import GPU_LOST, GpuInfo
+from gpudoctor.wording import count_of
 
 _NVML_FIXES = {
     "no_driver": (
@@ -87,7 +88,7 @@ def check_gpus(ctx: CheckContext) -> CheckResult:
     if not ctx.nvml_ok:
         if ctx.gpus_required:
             wanted = (
-                f"expected {options.expect_gpus} GPUs"
+                f"expected {count_of(options.expect_gpus, 'GPU')}"
                 if options.expect_gpus
                 else "a GPU is required (--require-gpu)"
             )
@@ -129,7 +130,9 @@ def check_gpus(ctx: CheckContext) -> CheckResult:
             problems.append(f"GPU {', '.join(error)} could not be read")
             fixes.append("Run nvidia-smi -q on the node to see why the GPU does not answer.")
     if options.expect_gpus is not None and count != options.expect_gpus:
-        problems.append(f"expected {options.expect_gpus} GPUs, the job would see {count}")
+        problems.append(
+            f"expected {count_of(options.expect_gpus, 'GPU')}, the job would see {count}"
+        )
         fixes.append(
             "Check the scheduler's GPU allocation, CUDA_VISIBLE_DEVICES and the container's "
             "--gpus / NVIDIA_VISIBLE_DEVICES, or adjust --expect-gpus."

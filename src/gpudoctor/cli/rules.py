@@ -11,6 +11,7 @@ import click
 from gpudoctor.cli.app import EXIT_FINDING, EXIT_USAGE, fail, load_book
 from gpudoctor.errors import RuleError
 from gpudoctor.rulebook.model import Rule
+from gpudoctor.wording import count_of
 
 
 @click.group()
@@ -49,7 +50,7 @@ def rules_list(rule_dirs: tuple[Path, ...], fmt: str) -> None:
             f"{rule.id:<{id_width}}  {rule.cause:<{cause_width}}  {rule.role.value:<12}  "
             f"{rule.severity.value:<8}  {rule.title}"
         )
-    click.echo(f"{len(book.rules)} rules")
+    click.echo(count_of(len(book.rules), "rule"))
 
 
 @rules.command("show")
@@ -104,7 +105,10 @@ def rules_lint(
         click.echo(str(finding))
     lint_errors = sum(1 for f in findings if f.level == "error")
     warnings = len(findings) - lint_errors
-    click.echo(f"{len(own)} rules checked: {len(errors) + lint_errors} errors, {warnings} warnings")
+    click.echo(
+        f"{count_of(len(own), 'rule')} checked: {count_of(len(errors) + lint_errors, 'error')}, "
+        f"{count_of(warnings, 'warning')}"
+    )
     if errors or lint_errors or (strict and warnings):
         sys.exit(EXIT_USAGE)
 

@@ -221,6 +221,10 @@ def _kernel_log(out: _Out, s: Snapshot) -> None:
         out.add(text, 2)
 
 
+_NOT_A_FAILURE = frozenset({"NoLimit"})
+"""Reasons that record an answer, not a failure to read ("no memory limit" is shown as such)."""
+
+
 def _unavailable(out: _Out, s: Snapshot) -> None:
     groups: list[tuple[str, dict[str, str]]] = [("driver", s.driver.unavailable)]
     groups += [(f"gpu {g.index}", g.unavailable) for g in s.gpus]
@@ -236,6 +240,8 @@ def _unavailable(out: _Out, s: Snapshot) -> None:
     for owner, fields in groups:
         by_reason: dict[str, list[str]] = defaultdict(list)
         for name, reason in fields.items():
+            if reason in _NOT_A_FAILURE:
+                continue
             by_reason[reason].append(name)
         for reason, names in by_reason.items():
             listed = "all fields" if len(names) >= _ALL_GPU_FIELDS else ", ".join(names)

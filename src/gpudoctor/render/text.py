@@ -7,6 +7,7 @@ import textwrap
 from gpudoctor.render.escape import one_line
 from gpudoctor.render.styled import Styled
 from gpudoctor.report import Diagnosis, Report
+from gpudoctor.wording import count_of
 
 EVIDENCE_CHARS = 400
 """Evidence lines longer than this are shortened in text output (JSON keeps them whole)."""
@@ -70,7 +71,7 @@ def _heading(report: Report, count: int) -> str:
     parts = []
     if logs:
         names = ", ".join(one_line(i.name) for i in logs[:3]) + (" …" if len(logs) > 3 else "")
-        parts.append(f"{names} ({lines:,} lines)")
+        parts.append(f"{names} ({count_of(lines, 'line')})")
     if any(i.kind == "kernel" for i in report.inputs):
         parts.append("the kernel log")
     snapshots = [i.name for i in report.inputs if i.kind == "snapshot"]
@@ -108,7 +109,8 @@ def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
                 out.add(f"{indent}  {where}  ", "cyan").line(text)
             else:
                 out.line(f"{indent}  {where}", "cyan")
-                _wrapped(out, _shorten(text, EVIDENCE_CHARS), width, indent + "    ")
+                shown = text if verbose else _shorten(text, EVIDENCE_CHARS)
+                _wrapped(out, shown, width, indent + "    ")
     if d.matches > sum(1 for ev in d.evidence if ev.fact is None) > 0:
         count = f"{d.matches}+" if d.matches_at_least else str(d.matches)
         out.line(f"{indent}  ({count} matching lines in all)", "dim")
