@@ -315,8 +315,13 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
 
 def _absorb(target: Finding, other: Finding) -> None:
     """Add another finding's evidence and values to ``target``."""
-    target.events = sorted([*target.events, *other.events], key=lambda e: e.order)
-    target.matches += other.matches
+    # Two patterns on one line (a catalogue name inside a rule's message) are one piece of
+    # evidence: lines already shown are not shown or counted twice.
+    seen = {e.order for e in target.events}
+    fresh = [e for e in other.events if e.order not in seen]
+    target.events = sorted([*target.events, *fresh], key=lambda e: e.order)
+    if fresh or not other.events:
+        target.matches += other.matches
     target.matches_at_least = target.matches_at_least or other.matches_at_least
     known = {(e.fact, repr(e.value)) for e in target.fact_evidence}
     target.fact_evidence.extend(

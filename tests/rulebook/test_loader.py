@@ -122,7 +122,8 @@ def test_bundled_pack_loads_cleanly() -> None:
     # every file became a rule, each with the id of its file name
     files = {p.stem for p in bundled_rules_dir().glob("*.yaml")}
     assert len(files) > 50
-    assert sorted(r.id for r in result.rules) == sorted(files)
+    own = [r.id for r in result.rules if "catalogues" not in Path(r.path).parts]
+    assert sorted(own) == sorted(files)
 
 
 def test_yaml_aliases_are_refused_at_the_anchor() -> None:

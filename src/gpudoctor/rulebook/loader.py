@@ -66,10 +66,9 @@ def load_rules(paths: Sequence[Path], *, collect: bool = False) -> LoadResult:
     """
     result = LoadResult()
     for file in rule_files(paths):
-        rule, errors = load_rule_file(file)
+        rules, errors = load_file(file)
         result.errors.extend(errors)
-        if rule is not None:
-            result.rules.append(rule)
+        result.rules.extend(rules)
     result.errors.extend(_pack_errors(result.rules))
     if result.errors and not collect:
         raise RuleErrors(result.errors)
@@ -102,20 +101,46 @@ def _pack_errors(rules: list[Rule]) -> list[RuleError]:
     return errors
 
 
+def load_file(path: Path) -> tuple[list[Rule], list[RuleError]]:
+    """Load one file of the pack: a rule file gives one rule, a catalogue (a top-level
+    ``catalogue:`` key, see :mod:`gpudoctor.rulebook.catalogues`) one rule per entry. Returns
+    the rules (none when the file has errors) and the errors."""
+    root, errors = _compose_file(path)
+    if root is None:
+        return [], errors
+    from gpudoctor.rulebook import catalogues  # imports this module
+
+    if catalogues.is_catalogue(root):
+        return catalogues.load_catalogue(root, str(path))
+    rule, errors = _parse_rule(root, path)
+    return ([rule] if rule is not None else []), errors
+
+
 def load_rule_file(path: Path) -> tuple[Rule | None, list[RuleError]]:
     """Load one rule file; returns the rule (``None`` when it has errors) and the errors."""
+    root, errors = _compose_file(path)
+    if root is None:
+        return None, errors
+    return _parse_rule(root, path)
+
+
+def _compose_file(path: Path) -> tuple[yaml.Node | None, list[RuleError]]:
     name = str(path)
     try:
         text = read_rule_text(path)
     except RuleFileError as exc:
         return None, [RuleError(SourceLocation(name, 1, 1), str(exc))]
-    parser = _RuleParser(name)
     try:
         root = yn.compose(text, name, aliases=False)
     except yn.NodeError as exc:
         return None, [RuleError(exc.location, exc.message)]
     if root is None:
         return None, [RuleError(SourceLocation(name, 1, 1), "empty rule file")]
+    return root, []
+
+
+def _parse_rule(root: yaml.Node, path: Path) -> tuple[Rule | None, list[RuleError]]:
+    parser = _RuleParser(str(path))
     rule = parser.parse(root, expected_id=path.stem)
     return (rule if not parser.errors else None), parser.errors
 
