@@ -155,3 +155,37 @@ def rules_test(paths: tuple[Path, ...], verbose: bool) -> None:
     click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     if failed:
         sys.exit(EXIT_FINDING)
+
+
+@rules.command("facts")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+def rules_facts(fmt: str) -> None:
+    """List every fact rules can test: name, type, unit, source and meaning (generated from
+    the declarations of the snapshot, the compatibility verdicts and the structure readers)."""
+    from gpudoctor.facts.registry import registry
+
+    facts = sorted(registry().values(), key=lambda f: f.name)
+    if fmt == "json":
+        import json
+
+        rows = [
+            {"name": f.name, "type": f.type, "unit": f.unit, "sources": list(f.sources),
+             "doc": {s.source: s.doc for s in f.specs}}
+            for f in facts
+        ]  # fmt: skip
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if fmt == "markdown":
+        click.echo("| fact | type | unit | source | meaning |")
+        click.echo("|---|---|---|---|---|")
+        for fact in facts:
+            for spec in fact.specs:
+                cells = (f"`{fact.name}`", f"`{spec.type}`", spec.unit, spec.source, spec.doc)
+                click.echo("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        return
+    width = max(len(f.name) for f in facts)
+    for fact in facts:
+        for spec in fact.specs:
+            click.echo(f"{fact.name:<{width}}  {spec.type:<14}  {spec.unit:<6}  "
+                       f"{spec.source:<14}  {spec.doc}")  # fmt: skip
+    click.echo(f"{len(facts)} facts")

@@ -342,7 +342,7 @@ def lint_rules(
         if check_id not in CHECKS:
             raise KeyError(check_id)
     if fact_names is None:
-        from gpudoctor.facts.assemble import known_fact_names
+        from gpudoctor.facts.registry import known_fact_names
 
         fact_names = known_fact_names()
     findings: list[LintFinding] = []
