@@ -15,7 +15,8 @@ class Role(enum.Enum):
 
     * ``root``: a cause in its own right;
     * ``cascade``: a symptom that usually follows from another failure (NCCL timeouts after a
-      rank died); ranked below any root that ``explains`` it;
+      rank died); explained by (ranked below) any likely finding of another cause that is
+      neither a cascade nor a consequence cause, listed in ``explains`` or not;
     * ``confirmation``: evidence that backs a root of the same cause (the kernel's oom-kill
       line behind ``Killed``); merged into that root when it fired, standing alone otherwise;
     * ``advice``: boilerplate worth a hint but never a cause ("CUDA kernel errors might be
