@@ -96,7 +96,7 @@ def rules_lint(
             hint = f' (did you mean "{close[0]}"?)' if close else ""
             fail(f'unknown check "{check_id}"{hint}; see `gpudoctor rules lint --list-checks`',
                  EXIT_USAGE)  # fmt: skip
-    own, errors = _load_targets(paths)
+    own, errors, _ = _load_targets(paths)
     findings = lint_rules(own, disabled=disabled)
     for error in errors:
         click.echo(f"{error.location}: error: {error.message}")
@@ -109,8 +109,11 @@ def rules_lint(
         sys.exit(EXIT_USAGE)
 
 
-def _load_targets(paths: tuple[Path, ...]) -> tuple[list[Rule], list[RuleError]]:
-    """The rules in ``paths`` (default: the bundled pack) and the errors found in them.
+def _load_targets(
+    paths: tuple[Path, ...],
+) -> tuple[list[Rule], list[RuleError], tuple[Rule, ...]]:
+    """The rules in ``paths`` (default: the bundled pack), the errors found in them, and
+    every rule loaded (the pack they are used with).
 
     Rule files given by path are loaded beside the bundled pack, as ``--rules`` would use
     them, so that their ``explains`` may name bundled rules and their ids must not clash.
@@ -126,7 +129,7 @@ def _load_targets(paths: tuple[Path, ...]) -> tuple[list[Rule], list[RuleError]]
     errors = [
         e for e in loaded.errors if Path(e.location.path).resolve() in target_files or not paths
     ]
-    return own, errors
+    return own, errors, tuple(loaded.rules)
 
 
 def _expand(paths: Sequence[Path]) -> list[Path]:
@@ -139,15 +142,19 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("-v", "--verbose", is_flag=True, help="List every example, not only failures.")
 def rules_test(paths: tuple[Path, ...], verbose: bool) -> None:
-    """Run every rule's examples: each `match` text must fire it, each `no_match` must not."""
+    """Run every rule's examples: each `match` text must fire it, each `no_match` must not.
+
+    Each example goes through the pipeline of `explain`, with the whole pack (the bundled one
+    beside rule files given by path): structure facts, compatibility verdicts and all."""
+    from gpudoctor.rulebook.book import RuleBook
     from gpudoctor.rulebook.selftest import run_examples
 
-    own, errors = _load_targets(paths)
+    own, errors, pack = _load_targets(paths)
     if errors:
         for error in errors:
             click.echo(str(error), err=True)
         fail(f"{len(errors)} error(s) in the rules; no example was run", EXIT_USAGE)
-    results = run_examples(own)
+    results = run_examples(own, RuleBook(pack))
     failed = [r for r in results if not r.passed]
     for result in results if verbose else failed:
         status = "ok  " if result.passed else "FAIL"

@@ -75,11 +75,18 @@ class Adjustment:
 
 @dataclass(frozen=True)
 class Example:
-    """A text (and optional facts) that must or must not make the rule fire."""
+    """A text (and optional facts) that must or must not make the rule fire.
+
+    A ``match`` example may also name the line that must be the rule's first evidence line
+    (the one its captures and summary come from): ``evidence`` by its text (compared without
+    surrounding blanks) or ``evidence_line`` by its 1-based number in ``text``.
+    """
 
     text: str
     facts: Mapping[str, object] = field(default_factory=dict)
     location: SourceLocation | None = field(default=None, compare=False)
+    evidence: str | None = None
+    evidence_line: int | None = None
 
 
 @dataclass(frozen=True)
