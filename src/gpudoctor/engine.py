@@ -11,8 +11,37 @@ Confidence. A number in [0, 1]: gpudoctor's estimate of the probability that thi
 names what killed the job. It starts at the rule's prior ``confidence``, moves by each
 ``adjust`` entry whose condition holds, is raised when a ``confirmation`` rule of the same cause
 also fired (halfway to 1) and halved when another firing rule with confidence ≥ 0.5
-``explains`` it (a weak lead demotes nothing). Read it as:
-≥ 0.8 the cause, with little doubt; 0.5-0.8 likely; below 0.5 a lead worth checking.
+explains it (a weak lead demotes nothing). The rubric rule authors follow for the prior:
+
+* 0.9 — the line names the failure itself, in the words of the program that detected it
+  ("CUDA out of memory. Tried to allocate", Xid 79): wrong about one time in ten at most;
+* 0.7 — a specific signature with a known other reading (a cuBLAS init failure that may be
+  an OOM, a segfault inside a named library): right about seven times in ten;
+* 0.5 — likely: the threshold from which a finding explains others, drops ``fallback`` rules
+  and counts as an alarm; a guess that is as often right as not;
+* 0.3 — a lead worth checking: a generic symptom that many causes produce (an NCCL timeout,
+  a kernel death, an exit code) with nothing to say which.
+
+``bench/accuracy.py`` prints how often the top diagnosis of each confidence band was right
+(calibration), so the priors can be checked against labelled logs.
+
+Severity says how bad the finding is for the job, not how sure gpudoctor is: ``critical`` —
+the job cannot succeed as it is, whatever it retries (a hardware fault, a broken driver or
+library install, a process killed by the system, training that diverged); ``error`` — this
+run failed from it and a change to the job or its configuration fixes it (an OOM, an illegal
+access, an NCCL error); ``warning`` — a condition that degrades or endangers the job but may
+not have ended it (throttling, a small /dev/shm, memory held by another process); ``info`` —
+context, never a failure on its own.
+
+Consequences and cascades. The taxonomy marks the causes that are usually the consequence of
+another failure (:func:`gpudoctor.rulebook.taxonomy.consequence_causes`: NCCL failures,
+native aborts, notebook kernel deaths, DataLoader worker deaths, cuDNN/cuBLAS failures,
+generic application errors). Any firing rule with confidence ≥ 0.5 whose cause is not a
+consequence and whose role is not ``cascade`` or ``fallback`` explains every finding of
+another cause that is a consequence cause or has the ``cascade`` role, without listing it in
+``explains``: a cascade is ranked below every likely non-cascade cause. ``explains`` lists
+only what this implicit rule does not cover (specific rule ids, causes that are not
+consequences). When two findings explain each other, the earlier one stays the root.
 
 Merging. Confirmations of one cause count once: they are gathered into the strongest of them,
 which then confirms the strongest root of that cause (or stands alone). A finding explained by
@@ -26,7 +55,8 @@ other rule finds a cause with confidence >= 0.5.
 Ranking, in this order of keys:
 
 1. tier — causes that nothing else explains; then diagnoses explained by another firing rule
-   (a cascade never outranks the root it follows from); then ``advice`` (never a cause);
+   (a consequence or a cascade never outranks a likely cause); then ``advice`` (never a
+   cause);
 2. confidence, higher first;
 3. time — the earlier first matching line (inputs in the order given, then line number);
 4. specificity — a rule whose conditions held and that matched more patterns first;
@@ -44,6 +74,7 @@ from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.report import Diagnosis, Evidence, FactValue
 from gpudoctor.rulebook.conditions import Evaluator, names_in
 from gpudoctor.rulebook.model import MatchMode, Role, Rule
+from gpudoctor.rulebook.taxonomy import consequence_causes
 from gpudoctor.templates import render_template, template_names
 
 MAX_EVIDENCE = 4
@@ -333,24 +364,46 @@ def _absorb(target: Finding, other: Finding) -> None:
 
 
 def _mark_explained(findings: list[Finding]) -> None:
+    """Mark each finding with the likely causes that explain it, and halve its confidence.
+
+    ``other`` explains ``finding`` when it lists its rule id or cause in ``explains``, or
+    implicitly (:func:`_explains_implicitly`) when ``finding`` is a consequence cause or a
+    cascade. When two findings explain each other the earlier one stays the root.
+    """
     # A weak lead does not get to demote other findings: only a likely cause explains.
     explainers = [
         f
         for f in findings
         if f.rule.role is not Role.ADVICE and f.confidence >= EXPLAINER_MIN_CONFIDENCE
     ]
+    consequences = consequence_causes()
     for finding in findings:
         if finding.rule.role is Role.ADVICE:
             continue
         for other in explainers:
-            if other is finding:
+            if other is finding or not _explains(other, finding, consequences):
                 continue
-            if finding.rule.id in other.rule.explains or finding.rule.cause in other.rule.explains:
-                if _explains_back(finding, other) and finding.first_order <= other.first_order:
-                    continue  # mutual: the earlier failure is the root
-                finding.explained_by.append(other.rule.id)
+            if _explains(finding, other, consequences) and finding.first_order <= other.first_order:
+                continue  # mutual: the earlier failure is the root
+            finding.explained_by.append(other.rule.id)
         if finding.explained_by:
             finding.confidence *= EXPLAINED_FACTOR
+
+
+def _explains(other: Finding, finding: Finding, consequences: frozenset[str]) -> bool:
+    """Whether ``other`` (a likely cause) explains ``finding``: listed, or implicitly."""
+    listed = finding.rule.id in other.rule.explains or finding.rule.cause in other.rule.explains
+    return listed or _explains_implicitly(other, finding, consequences)
+
+
+def _explains_implicitly(other: Finding, finding: Finding, consequences: frozenset[str]) -> bool:
+    """A cause that is not itself a consequence nor a cascade explains every finding of a
+    consequence cause (taxonomy ``consequences``) and every cascade, of another cause."""
+    if other.rule.cause in consequences or other.rule.role in (Role.CASCADE, Role.FALLBACK):
+        return False
+    if other.rule.cause == finding.rule.cause:
+        return False
+    return finding.rule.cause in consequences or finding.rule.role is Role.CASCADE
 
 
 def _merge_same_cause(findings: list[Finding]) -> list[Finding]:
@@ -377,10 +430,6 @@ def _merge_same_cause(findings: list[Finding]) -> list[Finding]:
             dict.fromkeys(merged_into.get(rule_id, rule_id) for rule_id in finding.explained_by)
         )
     return kept
-
-
-def _explains_back(finding: Finding, other: Finding) -> bool:
-    return other.rule.id in finding.rule.explains or other.rule.cause in finding.rule.explains
 
 
 def _diagnosis(rank_no: int, finding: Finding) -> Diagnosis:

@@ -7,8 +7,7 @@ from collections.abc import Callable
 
 import pytest
 
-from gpudoctor.facts import machine as facts_module
-from gpudoctor.facts.machine import FACT_NAMES, snapshot_facts
+from gpudoctor.facts.machine import FACT_NAMES, FACTS, snapshot_facts
 from gpudoctor.snapshot import Snapshot
 from gpudoctor.snapshot.model import DriverInfo
 
@@ -20,14 +19,16 @@ SCENARIOS = [
 ]  # fmt: skip
 
 
-def test_fact_names_are_unique_identifiers_and_documented() -> None:
+def test_fact_names_are_unique_identifiers_with_a_declaration() -> None:
     assert len(FACT_NAMES) == len(set(FACT_NAMES)) > 60
-    for name in FACT_NAMES:
-        assert name.isidentifier() and not keyword.iskeyword(name), name
-        assert name == name.lower()
-    doc = facts_module.__doc__ or ""
-    for name in ("gpu_lost_count", "thermal_slowdown_active", "xid_codes", "shm_total_bytes"):
-        assert f"\n{name} " in doc
+    for spec in FACTS:
+        assert spec.name.isidentifier() and not keyword.iskeyword(spec.name), spec.name
+        assert spec.name == spec.name.lower()
+        assert spec.source == "snapshot" and spec.doc and spec.type and spec.unit
+    by_name = {spec.name: spec for spec in FACTS}
+    assert by_name["max_gpu_temp_c"].unit == "°C"
+    assert by_name["gpu_lost_count"].type == "int|None"
+    assert "smi: temperature.gpu" in by_name["max_gpu_temp_c"].doc  # nvidia-smi equivalent
 
 
 @pytest.mark.parametrize("name", SCENARIOS)

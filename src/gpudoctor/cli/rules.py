@@ -97,7 +97,7 @@ def rules_lint(
             hint = f' (did you mean "{close[0]}"?)' if close else ""
             fail(f'unknown check "{check_id}"{hint}; see `gpudoctor rules lint --list-checks`',
                  EXIT_USAGE)  # fmt: skip
-    own, errors = _load_targets(paths)
+    own, errors, _ = _load_targets(paths)
     findings = lint_rules(own, disabled=disabled)
     for error in errors:
         click.echo(f"{error.location}: error: {error.message}")
@@ -113,8 +113,11 @@ def rules_lint(
         sys.exit(EXIT_USAGE)
 
 
-def _load_targets(paths: tuple[Path, ...]) -> tuple[list[Rule], list[RuleError]]:
-    """The rules in ``paths`` (default: the bundled pack) and the errors found in them.
+def _load_targets(
+    paths: tuple[Path, ...],
+) -> tuple[list[Rule], list[RuleError], tuple[Rule, ...]]:
+    """The rules in ``paths`` (default: the bundled pack), the errors found in them, and
+    every rule loaded (the pack they are used with).
 
     Rule files given by path are loaded beside the bundled pack, as ``--rules`` would use
     them, so that their ``explains`` may name bundled rules and their ids must not clash.
@@ -130,7 +133,7 @@ def _load_targets(paths: tuple[Path, ...]) -> tuple[list[Rule], list[RuleError]]
     errors = [
         e for e in loaded.errors if Path(e.location.path).resolve() in target_files or not paths
     ]
-    return own, errors
+    return own, errors, tuple(loaded.rules)
 
 
 def _expand(paths: Sequence[Path]) -> list[Path]:
@@ -143,15 +146,19 @@ def _expand(paths: Sequence[Path]) -> list[Path]:
 @click.argument("paths", nargs=-1, type=click.Path(exists=True, path_type=Path))
 @click.option("-v", "--verbose", is_flag=True, help="List every example, not only failures.")
 def rules_test(paths: tuple[Path, ...], verbose: bool) -> None:
-    """Run every rule's examples: each `match` text must fire it, each `no_match` must not."""
+    """Run every rule's examples: each `match` text must fire it, each `no_match` must not.
+
+    Each example goes through the pipeline of `explain`, with the whole pack (the bundled one
+    beside rule files given by path): structure facts, compatibility verdicts and all."""
+    from gpudoctor.rulebook.book import RuleBook
     from gpudoctor.rulebook.selftest import run_examples
 
-    own, errors = _load_targets(paths)
+    own, errors, pack = _load_targets(paths)
     if errors:
         for error in errors:
             click.echo(str(error), err=True)
         fail(f"{len(errors)} error(s) in the rules; no example was run", EXIT_USAGE)
-    results = run_examples(own)
+    results = run_examples(own, RuleBook(pack))
     failed = [r for r in results if not r.passed]
     for result in results if verbose else failed:
         status = "ok  " if result.passed else "FAIL"
@@ -159,3 +166,37 @@ def rules_test(paths: tuple[Path, ...], verbose: bool) -> None:
     click.echo(f"{len(results) - len(failed)} passed, {len(failed)} failed")
     if failed:
         sys.exit(EXIT_FINDING)
+
+
+@rules.command("facts")
+@click.option("--format", "fmt", type=click.Choice(("text", "json", "markdown")), default="text")
+def rules_facts(fmt: str) -> None:
+    """List every fact rules can test: name, type, unit, source and meaning (generated from
+    the declarations of the snapshot, the compatibility verdicts and the structure readers)."""
+    from gpudoctor.facts.registry import registry
+
+    facts = sorted(registry().values(), key=lambda f: f.name)
+    if fmt == "json":
+        import json
+
+        rows = [
+            {"name": f.name, "type": f.type, "unit": f.unit, "sources": list(f.sources),
+             "doc": {s.source: s.doc for s in f.specs}}
+            for f in facts
+        ]  # fmt: skip
+        click.echo(json.dumps(rows, indent=2, ensure_ascii=False))
+        return
+    if fmt == "markdown":
+        click.echo("| fact | type | unit | source | meaning |")
+        click.echo("|---|---|---|---|---|")
+        for fact in facts:
+            for spec in fact.specs:
+                cells = (f"`{fact.name}`", f"`{spec.type}`", spec.unit, spec.source, spec.doc)
+                click.echo("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        return
+    width = max(len(f.name) for f in facts)
+    for fact in facts:
+        for spec in fact.specs:
+            click.echo(f"{fact.name:<{width}}  {spec.type:<14}  {spec.unit:<6}  "
+                       f"{spec.source:<14}  {spec.doc}")  # fmt: skip
+    click.echo(f"{len(facts)} facts")

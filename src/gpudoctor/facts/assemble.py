@@ -56,12 +56,3 @@ def plain_value(value: object) -> FactValue:
     if isinstance(value, (list, tuple)):
         return [plain_value(v) for v in value]
     return str(value)
-
-
-def known_fact_names() -> frozenset[str]:
-    """Every fact name some source can produce (for ``rules lint``)."""
-    from gpudoctor.facts.compat import COMPAT_FACT_NAMES
-    from gpudoctor.facts.machine import FACT_NAMES
-    from gpudoctor.logs.structure import structure_fact_names
-
-    return frozenset(FACT_NAMES) | frozenset(COMPAT_FACT_NAMES) | structure_fact_names()

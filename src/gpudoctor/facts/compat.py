@@ -14,7 +14,7 @@ Inputs (the contract with the snapshot → facts layer):
     architectures read from the installed torch binary, str or list of str, e.g.
     "sm_75 sm_80 compute_80"; preferred over the table's list for official wheels).
 
-Outputs: see :data:`COMPAT_FACT_NAMES` and the comments in :func:`compat_facts`.
+Outputs: declared in :data:`FACTS` (``gpudoctor rules facts`` lists them).
 """
 
 from __future__ import annotations
@@ -42,26 +42,73 @@ from gpudoctor.compat.frameworks import (
     torch_cuda_flavour,
 )
 from gpudoctor.compat.gpus import compute_capability_for_gpu, is_datacenter_gpu
+from gpudoctor.facts.spec import FactSpec
 from gpudoctor.version_numbers import Version, parse_version
 
-__all__ = ["COMPAT_FACT_NAMES", "compat_facts"]
+__all__ = ["COMPAT_FACT_NAMES", "FACTS", "compat_facts"]
 
-#: Every fact :func:`compat_facts` returns (all keys are always present).
-COMPAT_FACT_NAMES: tuple[str, ...] = (
-    "driver_supports_torch_cuda",
-    "driver_torch_cuda_status",
-    "driver_min_for_torch_cuda",
-    "driver_too_old",
-    "driver_runtime_minor_compat",
-    "driver_max_cuda_version",
-    "torch_cuda_flavour",
-    "torch_compiled_archs",
-    "torch_arch_supported",
-    "torch_arch_needs_ptx_jit",
-    "unsupported_gpu_archs",
-    "gpu_forward_compat_possible",
-    "gpu_is_datacenter",
-)
+SOURCE = "compat verdict"
+
+FACTS: tuple[FactSpec, ...] = (
+    FactSpec(
+        "driver_supports_torch_cuda", "bool|None", "-", SOURCE,
+        "torch's CUDA runtime starts on this driver (full or minor-version compatibility)",
+    ),
+    FactSpec(
+        "driver_torch_cuda_status", "str|None", "-", SOURCE,
+        'how the driver runs torch\'s CUDA: "full", "minor_version_compat", "unsupported" or '
+        '"unknown"',
+    ),
+    FactSpec(
+        "driver_min_for_torch_cuda", "str|None", "-", SOURCE,
+        "the driver version with full support for torch's CUDA",
+    ),
+    FactSpec(
+        "driver_too_old", "bool|None", "-", SOURCE,
+        "some installed runtime (torch's or cuda_runtime_versions) cannot start on this driver",
+    ),
+    FactSpec(
+        "driver_runtime_minor_compat", "bool|None", "-", SOURCE,
+        "some runtime runs only through minor-version compatibility (PTX JIT and newer APIs "
+        "fail: errors 222 / 36)",
+    ),
+    FactSpec(
+        "driver_max_cuda_version", "str|None", "-", SOURCE,
+        "the newest CUDA the driver supports (given, or derived from the driver branch)",
+    ),
+    FactSpec(
+        "torch_cuda_flavour", "str|None", "-", SOURCE,
+        'the CUDA flavour of the torch install ("cu121")',
+    ),
+    FactSpec(
+        "torch_compiled_archs", "list[str]|None", "-", SOURCE,
+        'the architectures torch has kernels for ("sm_50" ... "compute_90")',
+    ),
+    FactSpec(
+        "torch_arch_supported", "bool|None", "-", SOURCE,
+        "every GPU can run torch's kernels (natively or by PTX JIT)",
+    ),
+    FactSpec(
+        "torch_arch_needs_ptx_jit", "bool|None", "-", SOURCE,
+        "some GPU runs torch only through PTX JIT",
+    ),
+    FactSpec(
+        "unsupported_gpu_archs", "list[str]|None", "-", SOURCE,
+        'the GPUs\' architectures torch has no kernels for ("sm_120")',
+    ),
+    FactSpec(
+        "gpu_forward_compat_possible", "bool|None", "-", SOURCE,
+        "every GPU supports the cuda-compat forward-compatibility package",
+    ),
+    FactSpec(
+        "gpu_is_datacenter", "bool|None", "-", SOURCE,
+        "every GPU is a datacenter part",
+    ),
+)  # fmt: skip
+"""Every fact :func:`compat_facts` returns (all keys are always present; unknown is ``None``)."""
+
+COMPAT_FACT_NAMES: tuple[str, ...] = tuple(spec.name for spec in FACTS)
+"""Their names, in the same order."""
 
 
 def _as_text(value: object) -> str | None:

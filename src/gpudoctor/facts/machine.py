@@ -7,209 +7,11 @@ a value that is unknown (not collected, not supported, NVML unusable) is ``None`
 conditions can test ``x != None``. Aggregates over GPUs ignore GPUs whose value is unknown
 and are ``None`` when no GPU reported it. Lists are sorted and never ``None``.
 
-In the last column, ``↳`` gives the equivalent: "smi: X" means
-``nvidia-smi --query-gpu=X --format=csv``; "smi compute-apps: X" and "smi remapped-rows: X"
-mean ``--query-compute-apps=X`` and ``--query-remapped-rows=X``.
-
-=================================  ==========  =====  ==============================================
-fact                               type        unit   meaning, then ``↳`` how nvidia-smi shows it
-=================================  ==========  =====  ==============================================
-nvml_status                        str         -      ok, no_driver, library_not_found,
-                                                      driver_library_mismatch, no_permission, error
-                                                      ↳ ``nvidia-smi`` (its error message)
-nvml_error                         str|None    -      NVML error name when status is not ok
-                                                      (DriverNotLoaded...)
-driver_version                     str|None    -      driver version ("550.90.07")
-                                                      ↳ smi: driver_version
-driver_cuda_version                str|None    -      highest CUDA the driver supports ("12.4")
-                                                      ↳ ``nvidia-smi`` banner "CUDA Version"
-gpu_count                          int|None    -      GPUs NVML enumerates (None: NVML unusable)
-                                                      ↳ ``nvidia-smi -L``
-gpu_names                          list[str]   -      GPU product names, index order
-                                                      ↳ smi: name
-gpu_compute_capabilities           list[str]   -      distinct compute capabilities ("8.0")
-                                                      ↳ smi: compute_cap
-gpu_lost_count                     int|None    -      GPUs answering GpuIsLost (fell off the bus)
-                                                      ↳ ``nvidia-smi`` "GPU is lost"
-lost_gpu_indices                   list[int]   -      indices of lost GPUs
-gpu_error_count                    int|None    -      GPUs whose handle could not be obtained (not
-                                                      lost)
-                                                      ↳ ``nvidia-smi`` "Unable to determine the
-                                                        device handle"
-max_gpu_temp_c                     int|None    °C     hottest GPU temperature
-                                                      ↳ smi: temperature.gpu
-min_temp_margin_to_slowdown_c      int|None    °C     smallest (slowdown threshold - temperature)
-                                                      ↳ ``nvidia-smi -q -d TEMPERATURE``
-thermal_slowdown_active            bool|None   -      some GPU has HW or SW thermal slowdown active
-                                                      ↳ smi:
-                                                        clocks_event_reasons.hw_thermal_slowdown,
-                                                        clocks_event_reasons.sw_thermal_slowdown
-hw_slowdown_active                 bool|None   -      some GPU has the HW slowdown bit (thermal or
-                                                      power brake)
-                                                      ↳ smi: clocks_event_reasons.hw_slowdown
-power_brake_active                 bool|None   -      some GPU has HW power brake slowdown active
-                                                      ↳ smi:
-                                                        clocks_event_reasons.hw_power_brake_slowdown
-sw_power_cap_active                bool|None   -      some GPU is held at its software power cap
-                                                      ↳ smi: clocks_event_reasons.sw_power_cap
-throttled_gpu_indices              list[int]   -      GPUs with thermal / HW slowdown / power brake
-                                                      active
-                                                      ↳ ``nvidia-smi -q -d PERFORMANCE``
-max_power_draw_fraction            float|None  ratio  highest power draw / enforced limit
-                                                      ↳ smi: power.draw,enforced.power.limit
-any_ecc_uncorrected_volatile       bool|None   -      some GPU has volatile uncorrected ECC errors
-                                                      ↳ smi: ecc.errors.uncorrected.volatile.total
-ecc_uncorrected_volatile_total     int|None    errors  sum of volatile uncorrected ECC errors
-                                                      ↳ smi: ecc.errors.uncorrected.volatile.total
-ecc_uncorrected_aggregate_total    int|None    errors  sum of lifetime uncorrected ECC errors
-                                                      ↳ smi: ecc.errors.uncorrected.aggregate.total
-ecc_corrected_volatile_total       int|None    errors  sum of volatile corrected ECC errors
-                                                      ↳ smi: ecc.errors.corrected.volatile.total
-ecc_disabled_count                 int|None    -      GPUs supporting ECC with ECC switched off
-                                                      ↳ smi: ecc.mode.current
-remap_pending                      bool|None   -      some GPU has a row remap waiting for a GPU
-                                                      reset
-                                                      ↳ smi remapped-rows: remapped_rows.pending
-remap_failure                      bool|None   -      some GPU failed to remap a row (RMA candidate)
-                                                      ↳ smi remapped-rows: remapped_rows.failure
-remapped_rows_uncorrectable_total  int|None    rows   rows remapped for uncorrectable errors
-                                                      ↳ smi remapped-rows:
-                                                        remapped_rows.uncorrectable
-retired_pages_pending              bool|None   -      some GPU has a page retirement waiting for a
-                                                      reboot
-                                                      ↳ smi: retired_pages.pending
-retired_pages_total                int|None    pages  retired pages (single + double bit), pre-
-                                                      Ampere GPUs
-                                                      ↳ smi: retired_pages.sbe,retired_pages.dbe
-pcie_link_degraded                 bool|None   -      some GPU's PCIe link width is below its
-                                                      maximum
-                                                      ↳ smi:
-                                                        pcie.link.width.current,pcie.link.width.max
-pcie_gen_below_max_count           int|None    -      GPUs whose current PCIe gen is below max
-                                                      (normal at idle)
-                                                      ↳ smi: pcie.link.gen.current,pcie.link.gen.max
-persistence_mode_off_count         int|None    -      GPUs with persistence mode off
-                                                      ↳ smi: persistence_mode
-compute_mode_restricted_count      int|None    -      GPUs in exclusive-process/prohibited compute
-                                                      mode
-                                                      ↳ smi: compute_mode
-mig_enabled_count                  int|None    -      GPUs with MIG mode enabled
-                                                      ↳ smi: mig.mode.current
-gpu0_memory_used_fraction          float|None  ratio  GPU 0 memory used / total
-                                                      ↳ smi: memory.used,memory.total (with -i 0)
-max_gpu_memory_used_fraction       float|None  ratio  highest memory used / total over GPUs
-                                                      ↳ smi: memory.used,memory.total
-gpu_process_count                  int|None    -      processes NVML lists on any GPU after the
-                                                      crash
-                                                      ↳ smi compute-apps: pid
-gpu_process_pids                   list[int]   -      their pids (host pid namespace)
-                                                      ↳ smi compute-apps: pid
-other_process_gpu_memory_bytes     int|None    bytes  GPU memory still held by listed processes
-                                                      (gpudoctor itself never holds any)
-                                                      ↳ smi compute-apps: pid,used_memory
-max_other_process_memory_fraction  float|None  ratio  largest single process's memory / its GPU's
-                                                      total
-                                                      ↳ smi compute-apps: pid,used_memory
-zombie_gpu_process_count           int|None    -      listed processes that are zombies or no longer
-                                                      exist
-                                                      ↳ ``nvidia-smi`` + ``ps -o stat= -p PID``
-host_ram_total_bytes               int|None    bytes  MemTotal
-                                                      ↳ ``free -b``
-host_ram_available_bytes           int|None    bytes  MemAvailable
-                                                      ↳ ``free -b``
-swap_total_bytes                   int|None    bytes  SwapTotal
-                                                      ↳ ``free -b``
-cpu_count                          int|None    -      CPUs this process may run on
-                                                      ↳ ``nproc``
-shm_total_bytes                    int|None    bytes  size of /dev/shm
-                                                      ↳ ``df -B1 /dev/shm``
-shm_free_bytes                     int|None    bytes  free space in /dev/shm
-                                                      ↳ ``df -B1 /dev/shm``
-shm_used_bytes                     int|None    bytes  used space in /dev/shm
-                                                      ↳ ``df -B1 /dev/shm``
-cgroup_version                     int|None    -      1 or 2
-                                                      ↳ ``stat -fc %T /sys/fs/cgroup``
-cgroup_memory_limit_bytes          int|None    bytes  cgroup memory limit (None: no limit or
-                                                      unknown)
-                                                      ↳ ``cat /sys/fs/cgroup/memory.max``
-cgroup_memory_usage_bytes          int|None    bytes  cgroup memory usage
-                                                      ↳ ``cat /sys/fs/cgroup/memory.current``
-cgroup_oom_kill_count              int|None    kills  OOM kills in this cgroup
-                                                      ↳ ``grep oom_kill .../memory.events``
-ulimit_nofile_soft                 int|None    files  soft open-files limit (None: unlimited or
-                                                      unknown)
-                                                      ↳ ``ulimit -Sn``
-ulimit_nofile_hard                 int|None    files  hard open-files limit
-                                                      ↳ ``ulimit -Hn``
-in_container                       bool|None   -      running inside a container
-                                                      ↳ ``ls /.dockerenv /run/.containerenv``
-container_runtime                  str|None    -      docker, podman, kubernetes, containerd, lxc...
-kernel_log_available               bool        -      some kernel log source could be read
-                                                      ↳ ``dmesg``
-kernel_log_source                  str|None    -      which one (dmesg, journalctl,
-                                                      /var/log/kern.log)
-xid_codes                          list[int]   -      distinct Xid numbers in the kernel log window
-                                                      ↳ ``dmesg | grep Xid``
-xid_event_count                    int         -      Xid lines in the window
-                                                      ↳ ``dmesg | grep -c Xid``
-gpu_fallen_off_bus                 bool        -      Xid 79 or "GPU has fallen off the bus" was
-                                                      logged
-                                                      ↳ ``dmesg | grep 'fallen off the bus'``
-nvrm_api_mismatch                  bool        -      the kernel logged "NVRM: API mismatch"
-                                                      (driver/library)
-                                                      ↳ ``dmesg | grep 'API mismatch'``
-kernel_oom_kill_count              int         kills  distinct processes killed by the OOM killer in
-                                                      the window
-                                                      ↳ ``dmesg | grep -i 'killed process'``
-kernel_oom_killed_names            list[str]   -      their process names
-                                                      ↳ ``dmesg | grep -i 'killed process'``
-kernel_cgroup_oom_kill             bool        -      an OOM kill was a cgroup (container/job limit)
-                                                      OOM
-                                                      ↳ ``dmesg | grep 'Memory cgroup out'``
-python_version                     str|None    -      Python of the environment gpudoctor inspected
-                                                      ↳ ``python -V``
-torch_version                      str|None    -      torch version ("2.4.1+cu121")
-                                                      ↳ ``python -c 'import torch;
-                                                        print(torch.__version__)'``
-torch_cuda_version                 str|None    -      CUDA torch was built for ("12.1"; None for CPU
-                                                      builds)
-                                                      ↳ ``torch.version.cuda``
-torch_is_cuda_build                bool|None   -      torch is a CUDA build
-                                                      ↳ ``torch.version.cuda is not None``
-tensorflow_version                 str|None    -      TensorFlow version
-                                                      ↳ ``pip show tensorflow``
-tensorflow_cuda_version            str|None    -      CUDA TensorFlow was built for
-                                                      ↳ ``tf.sysconfig.get_build_info()``
-jax_version                        str|None    -      jax version
-                                                      ↳ ``pip show jax``
-jax_cuda_major                     int|None    -      CUDA major of the installed JAX CUDA plugin
-                                                      ↳ ``pip list | grep jax-cuda``
-cupy_cuda_version                  str|None    -      CUDA of the installed CuPy wheel ("12" for
-                                                      cupy-cuda12x)
-                                                      ↳ ``pip list | grep cupy``
-cuda_runtime_versions              list[str]   -      CUDA runtimes the frameworks / runtime wheels
-                                                      ship (major.minor, ascending)
-                                                      ↳ ``pip list | grep nvidia-cuda-runtime``
-max_cuda_runtime_version           str|None    -      newest of those
-cuda_package_majors                list[int]   -      CUDA majors of the installed nvidia-* wheels
-                                                      ↳ ``pip list | grep nvidia-``
-mixed_cuda_majors                  bool        -      nvidia-* wheels of more than one CUDA major
-                                                      are installed
-                                                      ↳ ``pip list | grep -- -cu1``
-cudnn_version                      str|None    -      version of the installed nvidia-cudnn wheel
-                                                      ↳ ``pip show nvidia-cudnn-cu12``
-nccl_version                       str|None    -      version of the installed nvidia-nccl wheel
-                                                      ↳ ``pip show nvidia-nccl-cu12``
-cuda_visible_devices               str|None    -      CUDA_VISIBLE_DEVICES
-                                                      ↳ ``echo $CUDA_VISIBLE_DEVICES``
-pytorch_cuda_alloc_conf            str|None    -      PYTORCH_CUDA_ALLOC_CONF (or
-                                                      PYTORCH_ALLOC_CONF)
-                                                      ↳ ``echo $PYTORCH_CUDA_ALLOC_CONF``
-cuda_launch_blocking               bool        -      CUDA_LAUNCH_BLOCKING=1
-                                                      ↳ ``echo $CUDA_LAUNCH_BLOCKING``
-nccl_env_vars                      list[str]   -      names of NCCL_* / TORCH_NCCL_* variables set
-                                                      ↳ ``env | grep NCCL_``
-=================================  ==========  =====  ==============================================
+The facts are declared in :data:`FACTS` (name, type, unit, meaning); a meaning ends with
+``↳`` and the nvidia-smi equivalent where there is one: "smi: X" means ``nvidia-smi
+--query-gpu=X --format=csv``; "smi compute-apps: X" and "smi remapped-rows: X" mean
+``--query-compute-apps=X`` and ``--query-remapped-rows=X``. ``gpudoctor rules facts``
+lists them with every other source's facts.
 """
 
 from __future__ import annotations
@@ -217,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TypeVar, Union
 
+from gpudoctor.facts.spec import FactSpec
 from gpudoctor.snapshot.model import GPU_ERROR, GpuInfo, Snapshot
 from gpudoctor.version_numbers import parse_version
 
@@ -262,7 +65,7 @@ def _reasons(gpu: GpuInfo, names: set[str]) -> bool | None:
 
 
 def snapshot_facts(snapshot: Snapshot) -> dict[str, FactValue]:
-    """Flatten a snapshot into the named facts documented in this module's docstring."""
+    """Flatten a snapshot into the named facts declared in :data:`FACTS`."""
     facts: dict[str, FactValue] = {}
     facts.update(_driver_facts(snapshot))
     facts.update(_gpu_facts(snapshot))
@@ -492,17 +295,593 @@ def _env_facts(s: Snapshot) -> dict[str, FactValue]:
     }
 
 
-def _documented_names() -> tuple[str, ...]:
-    """Fact names from the docstring table (between its 2nd and 3rd ``====`` borders)."""
-    names: list[str] = []
-    borders = 0
-    for line in (__doc__ or "").splitlines():
-        if line.startswith("===="):
-            borders += 1
-        elif borders == 2 and line and not line[0].isspace():
-            names.append(line.split(" ", 1)[0])
-    return tuple(names)
+SOURCE = "snapshot"
 
 
-#: Every fact name, in documentation order.
-FACT_NAMES: tuple[str, ...] = _documented_names()
+def _fact(name: str, type_: str, unit: str, meaning: str, smi: str = "") -> FactSpec:
+    """A snapshot fact; ``smi`` is how nvidia-smi (or a shell command) shows the same value."""
+    return FactSpec(name, type_, unit, SOURCE, f"{meaning} ↳ {smi}" if smi else meaning)
+
+
+FACTS: tuple[FactSpec, ...] = (
+    _fact(
+        "nvml_status",
+        "str",
+        "-",
+        "ok, no_driver, library_not_found, driver_library_mismatch, no_permission, error",
+        "``nvidia-smi`` (its error message)",
+    ),
+    _fact(
+        "nvml_error",
+        "str|None",
+        "-",
+        "NVML error name when status is not ok (DriverNotLoaded...)",
+    ),
+    _fact(
+        "driver_version",
+        "str|None",
+        "-",
+        'driver version ("550.90.07")',
+        "smi: driver_version",
+    ),
+    _fact(
+        "driver_cuda_version",
+        "str|None",
+        "-",
+        'highest CUDA the driver supports ("12.4")',
+        '``nvidia-smi`` banner "CUDA Version"',
+    ),
+    _fact(
+        "gpu_count",
+        "int|None",
+        "-",
+        "GPUs NVML enumerates (None: NVML unusable)",
+        "``nvidia-smi -L``",
+    ),
+    _fact(
+        "gpu_names",
+        "list[str]",
+        "-",
+        "GPU product names, index order",
+        "smi: name",
+    ),
+    _fact(
+        "gpu_compute_capabilities",
+        "list[str]",
+        "-",
+        'distinct compute capabilities ("8.0")',
+        "smi: compute_cap",
+    ),
+    _fact(
+        "gpu_lost_count",
+        "int|None",
+        "-",
+        "GPUs answering GpuIsLost (fell off the bus)",
+        '``nvidia-smi`` "GPU is lost"',
+    ),
+    _fact(
+        "lost_gpu_indices",
+        "list[int]",
+        "-",
+        "indices of lost GPUs",
+    ),
+    _fact(
+        "gpu_error_count",
+        "int|None",
+        "-",
+        "GPUs whose handle could not be obtained (not lost)",
+        '``nvidia-smi`` "Unable to determine the device handle"',
+    ),
+    _fact(
+        "max_gpu_temp_c",
+        "int|None",
+        "°C",
+        "hottest GPU temperature",
+        "smi: temperature.gpu",
+    ),
+    _fact(
+        "min_temp_margin_to_slowdown_c",
+        "int|None",
+        "°C",
+        "smallest (slowdown threshold - temperature)",
+        "``nvidia-smi -q -d TEMPERATURE``",
+    ),
+    _fact(
+        "thermal_slowdown_active",
+        "bool|None",
+        "-",
+        "some GPU has HW or SW thermal slowdown active",
+        "smi: clocks_event_reasons.hw_thermal_slowdown, clocks_event_reasons.sw_thermal_slowdown",
+    ),
+    _fact(
+        "hw_slowdown_active",
+        "bool|None",
+        "-",
+        "some GPU has the HW slowdown bit (thermal or power brake)",
+        "smi: clocks_event_reasons.hw_slowdown",
+    ),
+    _fact(
+        "power_brake_active",
+        "bool|None",
+        "-",
+        "some GPU has HW power brake slowdown active",
+        "smi: clocks_event_reasons.hw_power_brake_slowdown",
+    ),
+    _fact(
+        "sw_power_cap_active",
+        "bool|None",
+        "-",
+        "some GPU is held at its software power cap",
+        "smi: clocks_event_reasons.sw_power_cap",
+    ),
+    _fact(
+        "throttled_gpu_indices",
+        "list[int]",
+        "-",
+        "GPUs with thermal / HW slowdown / power brake active",
+        "``nvidia-smi -q -d PERFORMANCE``",
+    ),
+    _fact(
+        "max_power_draw_fraction",
+        "float|None",
+        "ratio",
+        "highest power draw / enforced limit",
+        "smi: power.draw,enforced.power.limit",
+    ),
+    _fact(
+        "any_ecc_uncorrected_volatile",
+        "bool|None",
+        "-",
+        "some GPU has volatile uncorrected ECC errors",
+        "smi: ecc.errors.uncorrected.volatile.total",
+    ),
+    _fact(
+        "ecc_uncorrected_volatile_total",
+        "int|None",
+        "errors",
+        "sum of volatile uncorrected ECC errors",
+        "smi: ecc.errors.uncorrected.volatile.total",
+    ),
+    _fact(
+        "ecc_uncorrected_aggregate_total",
+        "int|None",
+        "errors",
+        "sum of lifetime uncorrected ECC errors",
+        "smi: ecc.errors.uncorrected.aggregate.total",
+    ),
+    _fact(
+        "ecc_corrected_volatile_total",
+        "int|None",
+        "errors",
+        "sum of volatile corrected ECC errors",
+        "smi: ecc.errors.corrected.volatile.total",
+    ),
+    _fact(
+        "ecc_disabled_count",
+        "int|None",
+        "-",
+        "GPUs supporting ECC with ECC switched off",
+        "smi: ecc.mode.current",
+    ),
+    _fact(
+        "remap_pending",
+        "bool|None",
+        "-",
+        "some GPU has a row remap waiting for a GPU reset",
+        "smi remapped-rows: remapped_rows.pending",
+    ),
+    _fact(
+        "remap_failure",
+        "bool|None",
+        "-",
+        "some GPU failed to remap a row (RMA candidate)",
+        "smi remapped-rows: remapped_rows.failure",
+    ),
+    _fact(
+        "remapped_rows_uncorrectable_total",
+        "int|None",
+        "rows",
+        "rows remapped for uncorrectable errors",
+        "smi remapped-rows: remapped_rows.uncorrectable",
+    ),
+    _fact(
+        "retired_pages_pending",
+        "bool|None",
+        "-",
+        "some GPU has a page retirement waiting for a reboot",
+        "smi: retired_pages.pending",
+    ),
+    _fact(
+        "retired_pages_total",
+        "int|None",
+        "pages",
+        "retired pages (single + double bit), pre-Ampere GPUs",
+        "smi: retired_pages.sbe,retired_pages.dbe",
+    ),
+    _fact(
+        "pcie_link_degraded",
+        "bool|None",
+        "-",
+        "some GPU's PCIe link width is below its maximum",
+        "smi: pcie.link.width.current,pcie.link.width.max",
+    ),
+    _fact(
+        "pcie_gen_below_max_count",
+        "int|None",
+        "-",
+        "GPUs whose current PCIe gen is below max (normal at idle)",
+        "smi: pcie.link.gen.current,pcie.link.gen.max",
+    ),
+    _fact(
+        "persistence_mode_off_count",
+        "int|None",
+        "-",
+        "GPUs with persistence mode off",
+        "smi: persistence_mode",
+    ),
+    _fact(
+        "compute_mode_restricted_count",
+        "int|None",
+        "-",
+        "GPUs in exclusive-process/prohibited compute mode",
+        "smi: compute_mode",
+    ),
+    _fact(
+        "mig_enabled_count",
+        "int|None",
+        "-",
+        "GPUs with MIG mode enabled",
+        "smi: mig.mode.current",
+    ),
+    _fact(
+        "gpu0_memory_used_fraction",
+        "float|None",
+        "ratio",
+        "GPU 0 memory used / total",
+        "smi: memory.used,memory.total (with -i 0)",
+    ),
+    _fact(
+        "max_gpu_memory_used_fraction",
+        "float|None",
+        "ratio",
+        "highest memory used / total over GPUs",
+        "smi: memory.used,memory.total",
+    ),
+    _fact(
+        "gpu_process_count",
+        "int|None",
+        "-",
+        "processes NVML lists on any GPU after the crash",
+        "smi compute-apps: pid",
+    ),
+    _fact(
+        "gpu_process_pids",
+        "list[int]",
+        "-",
+        "their pids (host pid namespace)",
+        "smi compute-apps: pid",
+    ),
+    _fact(
+        "other_process_gpu_memory_bytes",
+        "int|None",
+        "bytes",
+        "GPU memory still held by listed processes (gpudoctor itself never holds any)",
+        "smi compute-apps: pid,used_memory",
+    ),
+    _fact(
+        "max_other_process_memory_fraction",
+        "float|None",
+        "ratio",
+        "largest single process's memory / its GPU's total",
+        "smi compute-apps: pid,used_memory",
+    ),
+    _fact(
+        "zombie_gpu_process_count",
+        "int|None",
+        "-",
+        "listed processes that are zombies or no longer exist",
+        "``nvidia-smi`` + ``ps -o stat= -p PID``",
+    ),
+    _fact(
+        "host_ram_total_bytes",
+        "int|None",
+        "bytes",
+        "MemTotal",
+        "``free -b``",
+    ),
+    _fact(
+        "host_ram_available_bytes",
+        "int|None",
+        "bytes",
+        "MemAvailable",
+        "``free -b``",
+    ),
+    _fact(
+        "swap_total_bytes",
+        "int|None",
+        "bytes",
+        "SwapTotal",
+        "``free -b``",
+    ),
+    _fact(
+        "cpu_count",
+        "int|None",
+        "-",
+        "CPUs this process may run on",
+        "``nproc``",
+    ),
+    _fact(
+        "shm_total_bytes",
+        "int|None",
+        "bytes",
+        "size of /dev/shm",
+        "``df -B1 /dev/shm``",
+    ),
+    _fact(
+        "shm_free_bytes",
+        "int|None",
+        "bytes",
+        "free space in /dev/shm",
+        "``df -B1 /dev/shm``",
+    ),
+    _fact(
+        "shm_used_bytes",
+        "int|None",
+        "bytes",
+        "used space in /dev/shm",
+        "``df -B1 /dev/shm``",
+    ),
+    _fact(
+        "cgroup_version",
+        "int|None",
+        "-",
+        "1 or 2",
+        "``stat -fc %T /sys/fs/cgroup``",
+    ),
+    _fact(
+        "cgroup_memory_limit_bytes",
+        "int|None",
+        "bytes",
+        "cgroup memory limit (None: no limit or unknown)",
+        "``cat /sys/fs/cgroup/memory.max``",
+    ),
+    _fact(
+        "cgroup_memory_usage_bytes",
+        "int|None",
+        "bytes",
+        "cgroup memory usage",
+        "``cat /sys/fs/cgroup/memory.current``",
+    ),
+    _fact(
+        "cgroup_oom_kill_count",
+        "int|None",
+        "kills",
+        "OOM kills in this cgroup",
+        "``grep oom_kill .../memory.events``",
+    ),
+    _fact(
+        "ulimit_nofile_soft",
+        "int|None",
+        "files",
+        "soft open-files limit (None: unlimited or unknown)",
+        "``ulimit -Sn``",
+    ),
+    _fact(
+        "ulimit_nofile_hard",
+        "int|None",
+        "files",
+        "hard open-files limit",
+        "``ulimit -Hn``",
+    ),
+    _fact(
+        "in_container",
+        "bool|None",
+        "-",
+        "running inside a container",
+        "``ls /.dockerenv /run/.containerenv``",
+    ),
+    _fact(
+        "container_runtime",
+        "str|None",
+        "-",
+        "docker, podman, kubernetes, containerd, lxc...",
+    ),
+    _fact(
+        "kernel_log_available",
+        "bool",
+        "-",
+        "some kernel log source could be read",
+        "``dmesg``",
+    ),
+    _fact(
+        "kernel_log_source",
+        "str|None",
+        "-",
+        "which one (dmesg, journalctl, /var/log/kern.log)",
+    ),
+    _fact(
+        "xid_codes",
+        "list[int]",
+        "-",
+        "distinct Xid numbers in the kernel log window",
+        "``dmesg | grep Xid``",
+    ),
+    _fact(
+        "xid_event_count",
+        "int",
+        "-",
+        "Xid lines in the window",
+        "``dmesg | grep -c Xid``",
+    ),
+    _fact(
+        "gpu_fallen_off_bus",
+        "bool",
+        "-",
+        'Xid 79 or "GPU has fallen off the bus" was logged',
+        "``dmesg | grep 'fallen off the bus'``",
+    ),
+    _fact(
+        "nvrm_api_mismatch",
+        "bool",
+        "-",
+        'the kernel logged "NVRM: API mismatch" (driver/library)',
+        "``dmesg | grep 'API mismatch'``",
+    ),
+    _fact(
+        "kernel_oom_kill_count",
+        "int",
+        "kills",
+        "distinct processes killed by the OOM killer in the window",
+        "``dmesg | grep -i 'killed process'``",
+    ),
+    _fact(
+        "kernel_oom_killed_names",
+        "list[str]",
+        "-",
+        "their process names",
+        "``dmesg | grep -i 'killed process'``",
+    ),
+    _fact(
+        "kernel_cgroup_oom_kill",
+        "bool",
+        "-",
+        "an OOM kill was a cgroup (container/job limit) OOM",
+        "``dmesg | grep 'Memory cgroup out'``",
+    ),
+    _fact(
+        "python_version",
+        "str|None",
+        "-",
+        "Python of the environment gpudoctor inspected",
+        "``python -V``",
+    ),
+    _fact(
+        "torch_version",
+        "str|None",
+        "-",
+        'torch version ("2.4.1+cu121")',
+        "``python -c 'import torch; print(torch.__version__)'``",
+    ),
+    _fact(
+        "torch_cuda_version",
+        "str|None",
+        "-",
+        'CUDA torch was built for ("12.1"; None for CPU builds)',
+        "``torch.version.cuda``",
+    ),
+    _fact(
+        "torch_is_cuda_build",
+        "bool|None",
+        "-",
+        "torch is a CUDA build",
+        "``torch.version.cuda is not None``",
+    ),
+    _fact(
+        "tensorflow_version",
+        "str|None",
+        "-",
+        "TensorFlow version",
+        "``pip show tensorflow``",
+    ),
+    _fact(
+        "tensorflow_cuda_version",
+        "str|None",
+        "-",
+        "CUDA TensorFlow was built for",
+        "``tf.sysconfig.get_build_info()``",
+    ),
+    _fact(
+        "jax_version",
+        "str|None",
+        "-",
+        "jax version",
+        "``pip show jax``",
+    ),
+    _fact(
+        "jax_cuda_major",
+        "int|None",
+        "-",
+        "CUDA major of the installed JAX CUDA plugin",
+        "``pip list | grep jax-cuda``",
+    ),
+    _fact(
+        "cupy_cuda_version",
+        "str|None",
+        "-",
+        'CUDA of the installed CuPy wheel ("12" for cupy-cuda12x)',
+        "``pip list | grep cupy``",
+    ),
+    _fact(
+        "cuda_runtime_versions",
+        "list[str]",
+        "-",
+        "CUDA runtimes the frameworks / runtime wheels ship (major.minor, ascending)",
+        "``pip list | grep nvidia-cuda-runtime``",
+    ),
+    _fact(
+        "max_cuda_runtime_version",
+        "str|None",
+        "-",
+        "newest of those",
+    ),
+    _fact(
+        "cuda_package_majors",
+        "list[int]",
+        "-",
+        "CUDA majors of the installed nvidia-* wheels",
+        "``pip list | grep nvidia-``",
+    ),
+    _fact(
+        "mixed_cuda_majors",
+        "bool",
+        "-",
+        "nvidia-* wheels of more than one CUDA major are installed",
+        "``pip list | grep -- -cu1``",
+    ),
+    _fact(
+        "cudnn_version",
+        "str|None",
+        "-",
+        "version of the installed nvidia-cudnn wheel",
+        "``pip show nvidia-cudnn-cu12``",
+    ),
+    _fact(
+        "nccl_version",
+        "str|None",
+        "-",
+        "version of the installed nvidia-nccl wheel",
+        "``pip show nvidia-nccl-cu12``",
+    ),
+    _fact(
+        "cuda_visible_devices",
+        "str|None",
+        "-",
+        "CUDA_VISIBLE_DEVICES",
+        "``echo $CUDA_VISIBLE_DEVICES``",
+    ),
+    _fact(
+        "pytorch_cuda_alloc_conf",
+        "str|None",
+        "-",
+        "PYTORCH_CUDA_ALLOC_CONF (or PYTORCH_ALLOC_CONF)",
+        "``echo $PYTORCH_CUDA_ALLOC_CONF``",
+    ),
+    _fact(
+        "cuda_launch_blocking",
+        "bool",
+        "-",
+        "CUDA_LAUNCH_BLOCKING=1",
+        "``echo $CUDA_LAUNCH_BLOCKING``",
+    ),
+    _fact(
+        "nccl_env_vars",
+        "list[str]",
+        "-",
+        "names of NCCL_* / TORCH_NCCL_* variables set",
+        "``env | grep NCCL_``",
+    ),
+)
+"""Every fact :func:`snapshot_facts` returns (all always present), in documentation order."""
+
+FACT_NAMES: tuple[str, ...] = tuple(spec.name for spec in FACTS)
+"""Their names, in the same order."""

@@ -261,6 +261,19 @@ def check_unknown_pattern_id(view: RuleView) -> Iterator[Problem]:
                 yield Problem(view.locate(expression, name + "("), f"{what}: {name}(): {problem}")
 
 
+def check_unknown_example_fact(view: RuleView) -> Iterator[Problem]:
+    """A fact given to an example that no fact source produces (see ``gpudoctor rules
+    facts``): the example tests a situation no real run can be in."""
+    rule = view.rule
+    for example in (*rule.examples_match, *rule.examples_no_match):
+        for name in sorted(set(example.facts) - view.fact_names):
+            yield Problem(
+                example.location or view.top,
+                f'an example gives the fact "{name}", which no fact source produces'
+                f"{_suggest(name, view.fact_names)}",
+            )
+
+
 def _pattern_call_problem(view: RuleView, call: ast.Call) -> str | None:
     arguments = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
     wanted = 2 if call.func.id in ("first", "last") else 1  # type: ignore[attr-defined]
@@ -306,10 +319,13 @@ CHECKS: dict[str, Check] = {
     "unknown-name": check_unknown_name,
     "unknown-function": check_unknown_function,
     "unknown-pattern-id": check_unknown_pattern_id,
+    "unknown-example-fact": check_unknown_example_fact,
 }
 """Every lint check by its stable id; the function's docstring documents it."""
 
-ERROR_CHECKS = frozenset({"unknown-name", "unknown-function", "unknown-pattern-id"})
+ERROR_CHECKS = frozenset(
+    {"unknown-name", "unknown-function", "unknown-pattern-id", "unknown-example-fact"}
+)
 """Checks whose findings are errors: the rule would silently never work as written."""
 
 
@@ -342,7 +358,7 @@ def lint_rules(
         if check_id not in CHECKS:
             raise KeyError(check_id)
     if fact_names is None:
-        from gpudoctor.facts.assemble import known_fact_names
+        from gpudoctor.facts.registry import known_fact_names
 
         fact_names = known_fact_names()
     findings: list[LintFinding] = []

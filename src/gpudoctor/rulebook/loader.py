@@ -47,7 +47,7 @@ _RULE_KEYS = {
 _REQUIRED = ("id", "cause", "title", "severity", "role", "confidence", "summary", "fix")
 _PATTERN_KEYS = {"id", "regex", "ignore_case", "captures"}
 _ADJUST_KEYS = {"when", "by", "reason"}
-_EXAMPLE_KEYS = {"text", "facts"}
+_EXAMPLE_KEYS = {"text", "facts", "evidence", "evidence_line"}
 
 
 @dataclass
@@ -411,10 +411,10 @@ class _RuleParser:
         for key in ("match", "no_match"):
             if key in entries:
                 items = yn.sequence_items(entries[key].value, self.path, f'"examples.{key}"')
-                found[key] = tuple(self._example(item) for item in items)
+                found[key] = tuple(self._example(item, key == "match") for item in items)
         return found.get("match", ()), found.get("no_match", ())
 
-    def _example(self, node: yaml.Node) -> Example:
+    def _example(self, node: yaml.Node, match: bool) -> Example:
         where = yn.location(self.path, node)
         if isinstance(node, yaml.ScalarNode):
             return Example(text=self._text(node, "an example"), location=where)
@@ -430,7 +430,42 @@ class _RuleParser:
             facts = {str(k): v for k, v in value.items()}
         if not text and not facts:
             raise yn.NodeError(where, 'an example needs "text", "facts" or both')
-        return Example(text=text, facts=facts, location=where)
+        evidence, evidence_line = self._example_evidence(entries, text, match)
+        return Example(
+            text=text,
+            facts=facts,
+            location=where,
+            evidence=evidence,
+            evidence_line=evidence_line,
+        )
+
+    def _example_evidence(
+        self, entries: dict[str, yn.Entry], text: str, match: bool
+    ) -> tuple[str | None, int | None]:
+        """The ``evidence`` / ``evidence_line`` of a ``match`` example, checked against its
+        text: one of them at most, naming a line the text has."""
+        given = [key for key in ("evidence", "evidence_line") if key in entries]
+        if not given:
+            return None, None
+        node = entries[given[0]].value
+        here = yn.location(self.path, node)
+        if not match:
+            raise yn.NodeError(here, f'"{given[0]}" only makes sense in a "match" example')
+        if len(given) > 1:
+            raise yn.NodeError(here, 'give "evidence" or "evidence_line", not both')
+        lines = text.splitlines()
+        value = yn.plain(node)
+        if given[0] == "evidence_line":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise yn.NodeError(here, '"evidence_line" must be a line number')
+            if not 1 <= value <= len(lines):
+                raise yn.NodeError(here, f'"evidence_line" {value} is not a line of the text')
+            return None, value
+        if not isinstance(value, str) or not value.strip():
+            raise yn.NodeError(here, '"evidence" must be the text of a line of the example')
+        if value.strip() not in (line.strip() for line in lines):
+            raise yn.NodeError(here, '"evidence" is not a line of the example text')
+        return value.strip(), None
 
 
 _E = TypeVar("_E", bound=enum.Enum)

@@ -15,7 +15,8 @@ class Role(enum.Enum):
 
     * ``root``: a cause in its own right;
     * ``cascade``: a symptom that usually follows from another failure (NCCL timeouts after a
-      rank died); ranked below any root that ``explains`` it;
+      rank died); explained by (ranked below) any likely finding of another cause that is
+      neither a cascade nor a consequence cause, listed in ``explains`` or not;
     * ``confirmation``: evidence that backs a root of the same cause (the kernel's oom-kill
       line behind ``Killed``); merged into that root when it fired, standing alone otherwise;
     * ``advice``: boilerplate worth a hint but never a cause ("CUDA kernel errors might be
@@ -74,11 +75,18 @@ class Adjustment:
 
 @dataclass(frozen=True)
 class Example:
-    """A text (and optional facts) that must or must not make the rule fire."""
+    """A text (and optional facts) that must or must not make the rule fire.
+
+    A ``match`` example may also name the line that must be the rule's first evidence line
+    (the one its captures and summary come from): ``evidence`` by its text (compared without
+    surrounding blanks) or ``evidence_line`` by its 1-based number in ``text``.
+    """
 
     text: str
     facts: Mapping[str, object] = field(default_factory=dict)
     location: SourceLocation | None = field(default=None, compare=False)
+    evidence: str | None = None
+    evidence_line: int | None = None
 
 
 @dataclass(frozen=True)

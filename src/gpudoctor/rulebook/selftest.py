@@ -1,14 +1,24 @@
-"""``gpudoctor rules test``: every rule's examples must (or must not) make it fire."""
+"""``gpudoctor rules test``: every rule's examples must (or must not) make it fire.
+
+An example runs through the same pipeline as ``gpudoctor explain``: its text is scanned with
+every pattern of the whole rule book and the structure readers in one pass, its facts join the
+facts read from the text as a snapshot's would (so the compatibility verdicts are computed
+from both), and the engine evaluates every rule. The rule fires when the engine finds it among
+the firing rules; for a ``match`` example that names its ``evidence`` (or ``evidence_line``),
+that line must also be the rule's first evidence line, the one its captures come from.
+"""
 
 from __future__ import annotations
 
-import io
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from gpudoctor.engine import evaluate_rule
-from gpudoctor.logs.reader import InputStats, read_blocks
-from gpudoctor.logs.scanner import PatternSpec, Scanner
+from gpudoctor.engine import Finding, evaluate
+from gpudoctor.facts.assemble import assemble_facts
+from gpudoctor.logs.scanner import PatternHits
+from gpudoctor.logs.structure import structure_facts
+from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
+from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.model import Example, Rule
 
 
@@ -20,38 +30,72 @@ class ExampleResult:
     example: Example
     should_match: bool
     fired: bool
+    evidence: str | None = None
+    """The rule's first evidence line when it fired on a text (``None`` otherwise)."""
+
+    @property
+    def evidence_ok(self) -> bool:
+        """Whether the line the example names as evidence is the rule's first evidence."""
+        expected = expected_evidence(self.example)
+        return expected is None or (self.evidence or "").strip() == expected
 
     @property
     def passed(self) -> bool:
-        return self.fired == self.should_match
+        return self.fired == self.should_match and (not self.fired or self.evidence_ok)
 
     def describe(self) -> str:
         """One line saying where the example is and what went wrong."""
         where = str(self.example.location) if self.example.location else self.rule.path
         expected = "fire" if self.should_match else "not fire"
         first = self.example.text.strip().splitlines()[0] if self.example.text.strip() else ""
-        return f"{where}: {self.rule.id} should {expected} on: {first[:100]}"
+        line = f"{where}: {self.rule.id} should {expected} on: {first[:100]}"
+        if self.fired == self.should_match and not self.evidence_ok:
+            line += f" (evidence should be {expected_evidence(self.example)!r}, "
+            line += f"was {(self.evidence or '').strip()[:100]!r})"
+        return line
 
 
-def fires_on(rule: Rule, example: Example) -> bool:
-    """Whether ``rule`` fires on the example's text and facts alone."""
-    scanner = Scanner(
-        [
-            PatternSpec(rule.pattern_key(p), p.regex, p.ignore_case, p.captures)
-            for p in rule.patterns
-        ]
-    )
-    stats = InputStats(name="example")
-    scanner.scan(read_blocks(io.BytesIO(example.text.encode("utf-8")), stats))
-    return evaluate_rule(rule, scanner.hits, dict(example.facts)) is not None
+def expected_evidence(example: Example) -> str | None:
+    """The line an example names as the rule's first evidence, stripped, if it names one."""
+    if example.evidence is not None:
+        return example.evidence.strip()
+    if example.evidence_line is not None:
+        lines = example.text.splitlines()
+        if 1 <= example.evidence_line <= len(lines):
+            return lines[example.evidence_line - 1].strip()
+        return ""  # out of range: no line can match
+    return None
 
 
-def run_examples(rules: Sequence[Rule]) -> list[ExampleResult]:
-    """Run every example of every rule."""
+class ExampleRunner:
+    """Runs examples through one book, reusing its scanner (compiled once) between them."""
+
+    def __init__(self, book: RuleBook) -> None:
+        self.book = book
+        self._scanner = make_scanner(book)
+
+    def findings(self, example: Example) -> list[Finding]:
+        """Every finding the engine makes on the example, as ``explain`` would on its text."""
+        self._scanner.hits = {key: PatternHits() for key in self._scanner.hits}
+        scan = scan_logs([LogInput.from_text("example", example.text)], self._scanner)
+        facts = assemble_facts(structure_facts(scan.hits), dict(example.facts))
+        return evaluate(self.book.rules, scan.hits, facts)
+
+    def run(self, rule: Rule, example: Example, should_match: bool) -> ExampleResult:
+        """Run one example of ``rule`` through the whole book."""
+        finding = next((f for f in self.findings(example) if f.rule.id == rule.id), None)
+        evidence = finding.events[0].text if finding is not None and finding.events else None
+        return ExampleResult(rule, example, should_match, finding is not None, evidence)
+
+
+def run_examples(rules: Sequence[Rule], book: RuleBook | None = None) -> list[ExampleResult]:
+    """Run every example of every rule in ``rules``, each through ``book`` (default: a book
+    of ``rules`` alone; the CLI passes the whole pack the rules are used with)."""
+    runner = ExampleRunner(book if book is not None else RuleBook(tuple(rules)))
     results = []
     for rule in rules:
         for example in rule.examples_match:
-            results.append(ExampleResult(rule, example, True, fires_on(rule, example)))
+            results.append(runner.run(rule, example, True))
         for example in rule.examples_no_match:
-            results.append(ExampleResult(rule, example, False, fires_on(rule, example)))
+            results.append(runner.run(rule, example, False))
     return results

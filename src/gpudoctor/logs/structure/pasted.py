@@ -5,46 +5,17 @@ lines in the same pass as the rules' patterns (keys start with ``facts/``), and
 :func:`facts` turns the captures into the same fact names a live snapshot gives, so
 a rule such as "driver too old for the CUDA runtime" works on a log alone.
 
-Facts shared with the live snapshot (same names, same types):
-
-=========================  ==========  ==========================================================
-``driver_version``         str         "525.60.13" (nvidia-smi banner, collect_env, NVRM line)
-``driver_cuda_version``    str         "12.0": newest CUDA the driver supports (smi banner, or
-                                       PyTorch's "driver ... too old (found version 11040)")
-``torch_version``          str         "2.4.1+cu121" (collect_env, pip list lines)
-``torch_cuda_version``     str         "12.1" (collect_env "CUDA used to build PyTorch")
-``cudnn_version``          str         "8.9.2" (collect_env)
-``gpu_names``              list[str]   nvidia-smi rows and collect_env "GPU 0: ..." lines
-``gpu_compute_capabilities`` list[str] "8.6", from PyTorch's "with CUDA capability sm_86"
-``cuda_runtime_versions``  list[str]   "12.1", from ``nvidia-cuda-runtime-cu12==12.1.105`` lines
-=========================  ==========  ==========================================================
-
-Facts only text gives (prefix ``smi_``: read from a pasted ``nvidia-smi`` table, which may
-have been taken while the job still ran, so they are kept apart from the snapshot's
-after-the-crash values):
-
-=====================================  =========  ===============================================
-``smi_gpu_count``                      int        GPU rows in the table
-``smi_gpu_memory_used_bytes``          list[int]  per GPU row, in table order
-``smi_gpu_memory_total_bytes``         list[int]  per GPU row
-``smi_gpu_memory_used_fraction_max``   float      highest used / total
-``smi_processes_table``                bool       a "Processes:" section was pasted
-``smi_processes_count``                int        process rows in it (0: none listed)
-``smi_processes``                      list[str]  "gpu 0 pid 1234 python 10789MiB"
-``smi_process_memory_bytes_max``       int        largest memory of one listed process
-``smi_unaccounted_memory_fraction_max`` float     highest (used - memory of the processes listed
-                                                  on that GPU) / total, only when a processes
-                                                  section was pasted: memory that nobody visible
-                                                  holds (other containers, zombies)
-``cuda_toolkit_version``               str        collect_env "CUDA runtime version" (the system
-                                                  toolkit, not necessarily the one torch uses)
-=====================================  =========  ===============================================
+The facts it gives are declared in :data:`FACTS`: those a live snapshot also gives keep
+the snapshot's names and types (``driver_version``, ``gpu_names`` …); those only text gives
+start with ``smi_`` (read from a pasted ``nvidia-smi`` table, which may have been taken while
+the job still ran, so they are kept apart from the snapshot's after-the-crash values).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
 from gpudoctor.units import parse_size
 
@@ -296,32 +267,58 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
-COMPUTED_FACT_NAMES = (
-    "gpu_names",
-    "gpu_compute_capabilities",
-    "cuda_runtime_versions",
-    "driver_cuda_version",
-    "smi_gpu_count",
-    "smi_gpu_memory_used_bytes",
-    "smi_gpu_memory_total_bytes",
-    "smi_gpu_memory_used_fraction_max",
-    "smi_processes_table",
-    "smi_processes_count",
-    "smi_processes",
-    "smi_process_memory_bytes_max",
-    "smi_unaccounted_memory_fraction_max",
-)
-"""Facts computed from several captures (besides the captures' own names)."""
+SOURCE = "pasted text"
+
+FACTS: tuple[FactSpec, ...] = (
+    FactSpec("driver_version", "str", "-", SOURCE,
+             '"525.60.13" (nvidia-smi banner, collect_env, NVRM version line)'),
+    FactSpec("driver_cuda_version", "str", "-", SOURCE,
+             '"12.0": the newest CUDA the driver supports (nvidia-smi banner, or PyTorch\'s '
+             '"driver ... too old (found version 11040)")'),
+    FactSpec("torch_version", "str", "-", SOURCE, '"2.4.1+cu121" (collect_env, pip list lines)'),
+    FactSpec("torch_cuda_version", "str", "-", SOURCE,
+             '"12.1" (collect_env "CUDA used to build PyTorch")'),
+    FactSpec("cudnn_version", "str", "-", SOURCE, '"8.9.2" (collect_env)'),
+    FactSpec("cuda_toolkit_version", "str", "-", SOURCE,
+             'collect_env "CUDA runtime version": the system toolkit, not necessarily the one '
+             "torch uses"),
+    FactSpec("gpu_names", "list[str]", "-", SOURCE,
+             'nvidia-smi rows, collect_env "GPU 0: ..." lines or PyTorch\'s capability warning, '
+             "in index order"),
+    FactSpec("gpu_compute_capabilities", "list[str]", "-", SOURCE,
+             '"8.6", from PyTorch\'s "with CUDA capability sm_86"'),
+    FactSpec("cuda_runtime_versions", "list[str]", "-", SOURCE,
+             '"12.1", from nvidia-cuda-runtime-cu12==12.1.105 lines'),
+    FactSpec("smi_gpu_count", "int", "-", SOURCE, "GPU rows in a pasted nvidia-smi table"),
+    FactSpec("smi_gpu_memory_used_bytes", "list[int]", "bytes", SOURCE,
+             "memory used per GPU row, in table order"),
+    FactSpec("smi_gpu_memory_total_bytes", "list[int]", "bytes", SOURCE,
+             "memory total per GPU row, in table order"),
+    FactSpec("smi_gpu_memory_used_fraction_max", "float", "ratio", SOURCE,
+             "highest used / total over the GPU rows"),
+    FactSpec("smi_processes_table", "bool", "-", SOURCE,
+             'a "Processes:" section (or "No running processes found") was pasted'),
+    FactSpec("smi_processes_count", "int", "-", SOURCE,
+             "process rows in it (0: none listed)"),
+    FactSpec("smi_processes", "list[str]", "-", SOURCE,
+             'the process rows, "gpu 0 pid 1234 python 10789MiB"'),
+    FactSpec("smi_process_memory_bytes_max", "int", "bytes", SOURCE,
+             "the most memory the listed processes hold on one GPU"),
+    FactSpec("smi_unaccounted_memory_fraction_max", "float", "ratio", SOURCE,
+             "highest (used - memory of the processes listed on that GPU) / total, only when a "
+             "processes section was pasted: memory nobody visible holds (other containers, "
+             "zombies)"),
+)  # fmt: skip
+"""Every fact :func:`facts` can return."""
 
 
 def fact_names() -> frozenset[str]:
     """Every fact name pasted text can produce."""
-    captured = {name for spec in PATTERNS for name in spec.captures}
-    return frozenset(captured | set(COMPUTED_FACT_NAMES))
+    return frozenset(spec.name for spec in FACTS)
 
 
 def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """Facts captured by :data:`PATTERNS` (see the module doc for each name).
+    """Facts captured by :data:`PATTERNS` (declared in :data:`FACTS`).
 
     Single values come from their first occurrence; lists keep the order of the log.
     """
