@@ -6,11 +6,14 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.engine import evaluate_rule
 from gpudoctor.errors import RuleErrors
+from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
+from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.files import bundled_rules_dir
 from gpudoctor.rulebook.loader import load_file, load_rules
-from gpudoctor.rulebook.model import Example, Role, Severity
-from gpudoctor.rulebook.selftest import fires_on, run_examples
+from gpudoctor.rulebook.model import Role, Severity
+from gpudoctor.rulebook.selftest import run_examples
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "catalogues"
 DEMO = FIXTURES / "demo-errors.yaml"
@@ -67,7 +70,9 @@ def test_templates_apply_only_with_their_placeholders() -> None:
 )
 def test_generated_rules_fire_on_their_signatures(rule_id: str, text: str, fires: bool) -> None:
     rule = demo_rules()[rule_id]
-    assert fires_on(rule, Example(text=text)) is fires  # type: ignore[arg-type]
+    book = RuleBook((rule,))  # type: ignore[arg-type]
+    scan = scan_logs([LogInput.from_text("example", text)], make_scanner(book))
+    assert (evaluate_rule(rule, scan.hits, {}) is not None) is fires  # type: ignore[arg-type]
 
 
 def test_examples_are_generated_and_given_ones_kept() -> None:

@@ -140,9 +140,9 @@ def load_cached(key: str, files: Sequence[Path], notes: list[str]) -> tuple[Rule
         data = _read_checked(folder_fd, _file_name(key), MAX_CACHE_BYTES, private=False)
         secret = _read_checked(folder_fd, SECRET_NAME, SECRET_SIZE, private=True)
         rules = _decode(data, secret, key)
-        # One rule per file, in file order, as the loader gives them: an empty pack or a
-        # pack of other files is never taken for this one.
-        if [rule.path for rule in rules] != [str(file) for file in files]:
+        # Every rule file's rules, in file order, as the loader gives them (a catalogue file
+        # gives several): an empty pack or a pack of other files is never taken for this one.
+        if list(dict.fromkeys(rule.path for rule in rules)) != [str(file) for file in files]:
             raise CodecError("its rules are not those of the rule files")
         return rules
     except FileNotFoundError as exc:

@@ -27,7 +27,7 @@ RULE_FIELDS = (
 )  # fmt: skip
 PATTERN_FIELDS = ("id", "regex", "ignore_case", "captures", "location")
 ADJUSTMENT_FIELDS = ("when", "by", "reason")
-EXAMPLE_FIELDS = ("text", "facts", "location")
+EXAMPLE_FIELDS = ("text", "facts", "location", "evidence", "evidence_line")
 
 _STR_FIELDS = ("id", "cause", "title", "summary", "explanation", "path")
 _STR_LIST_FIELDS = ("fix", "references", "conditions", "explains")
@@ -103,7 +103,8 @@ def _pattern_to_data(pattern: Pattern) -> list[object]:
 
 
 def _example_to_data(example: Example) -> list[object]:
-    return [example.text, dict(example.facts), _location_to_data(example.location)]
+    location = _location_to_data(example.location)
+    return [example.text, dict(example.facts), location, example.evidence, example.evidence_line]
 
 
 def _location_to_data(location: SourceLocation | None) -> list[int] | None:
@@ -133,10 +134,20 @@ def _adjustment(data: object) -> Adjustment:
 
 
 def _example(data: object, path: str) -> Example:
-    text, facts, location = _record(data, 3, "example")
+    text, facts, location, evidence, evidence_line = _record(data, 5, "example")
     if type(text) is not str or type(facts) is not dict:
         raise CodecError("an example's text or facts have the wrong type")
-    return Example(text=text, facts=facts, location=_location(location, path))
+    if not (evidence is None or type(evidence) is str):
+        raise CodecError("an example's evidence is not a string")
+    if not (evidence_line is None or type(evidence_line) is int):
+        raise CodecError("an example's evidence_line is not an integer")
+    return Example(
+        text=text,
+        facts=facts,
+        location=_location(location, path),
+        evidence=evidence,
+        evidence_line=evidence_line,
+    )
 
 
 def _location(data: object, path: str) -> SourceLocation | None:

@@ -1,9 +1,10 @@
 """The causes every rule must map to, read from the package's ``taxonomy.yaml``.
 
-The file is the project's copy of the shared taxonomy, with one extra mark: ``consequences``
-lists the causes that usually follow from another failure (an NCCL timeout after a rank died,
-a notebook kernel's death, a native abort, a generic application error). The engine lets any
-likely cause of another kind explain them, so rules need not list them in ``explains``.
+The file is the project's copy of the shared taxonomy. :data:`CONSEQUENCE_CAUSES` marks the
+causes that usually follow from another failure (an NCCL timeout after a rank died, a notebook
+kernel's death, a native abort, a generic application error). The engine lets any likely cause
+of another kind explain them, so rules need not list them in ``explains``. The mark is kept
+here rather than in the YAML file so that ranking never needs the YAML parser (start-up).
 """
 
 from __future__ import annotations
@@ -12,11 +13,11 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from gpudoctor.yamlnodes import load_data
-
 
 @cache
 def _data() -> dict[str, Any]:
+    from gpudoctor.yamlnodes import load_data  # YAML only when the causes are asked for
+
     text = resources.files("gpudoctor.rulebook").joinpath("taxonomy.yaml").read_text("utf-8")
     data = load_data(text, "taxonomy.yaml")
     assert isinstance(data, dict)
@@ -29,11 +30,19 @@ def causes() -> dict[str, str]:
     return {str(k): str(v) for k, v in _data()["causes"].items()}
 
 
-@cache
+CONSEQUENCE_CAUSES = frozenset(
+    {
+        "nccl_failure",
+        "segfault_native",
+        "jupyter_kernel_died",
+        "app_exception",
+        "dataloader_worker_crash",
+        "cudnn_cublas_init",
+    }
+)
+"""Causes that are usually the consequence of another failure (``tests`` check each is known)."""
+
+
 def consequence_causes() -> frozenset[str]:
-    """The causes marked as usually a consequence of another failure (each a known cause)."""
-    marked = frozenset(str(c) for c in _data().get("consequences") or ())
-    unknown = marked - set(causes())
-    if unknown:
-        raise ValueError(f"taxonomy.yaml: consequences name unknown causes: {sorted(unknown)}")
-    return marked
+    """The causes marked as usually a consequence of another failure."""
+    return CONSEQUENCE_CAUSES
