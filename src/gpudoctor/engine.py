@@ -307,8 +307,7 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
         else:
             kept.append(finding)
     likely = any(
-        f.rule.role not in (Role.ADVICE, Role.FALLBACK)
-        and f.confidence >= EXPLAINER_MIN_CONFIDENCE
+        f.rule.role not in (Role.ADVICE, Role.FALLBACK) and f.confidence >= EXPLAINER_MIN_CONFIDENCE
         for f in kept
     )
     return [f for f in kept if not (likely and f.rule.role is Role.FALLBACK)]
