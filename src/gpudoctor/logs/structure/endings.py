@@ -1,0 +1,396 @@
+"""Process endings: how a launcher, shell or scheduler reported that a process ended.
+
+A job killed by a signal prints no traceback of its own: what is left is the line in which
+something else reports its end — the shell's "Killed" (or "Getötet", "已杀死": bash prints
+glibc's ``strsignal`` text in the user's language), an exit code (137, -9, "exit status 9"),
+torchrun's ``exitcode  : -9 (pid: N)``, Slurm's ``oom-kill event(s)``, Kubernetes'
+``OOMKilled``, Ray's ``WorkerCrashedError``, a notebook's "kernel appears to have died". This
+reader finds those lines in the scanner's pass and turns them into facts:
+
+=====================  =====  ===========================================================
+``exit_code``          int    the last exit code reported (137, -9, 1), as printed
+``exit_signal``        int    the signal that ended the process: 9 from "Killed", SIGKILL,
+                              -9 or 137 (128 + 9); 11 from 139 / -11 / "Segmentation fault"
+``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
+``exit_reporter``      str    who said so: shell, slurm, kubernetes, torchrun, ray, jupyter,
+                              python, deepspeed, accelerate, docker, systemd, mpi, kernel,
+                              gdb, ide
+``oom_killed``         bool   a scheduler or the kernel said it killed for memory
+``oom_killed_by``      str    which: slurm, kubernetes, ray, kernel
+``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
+``node_failed``        bool   the scheduler reported the node failed
+``process_ended``      bool   some ending was reported at all
+=====================  =====  ===========================================================
+
+The shells' own words are taken from their message catalogues: bash prints glibc's
+``strsignal()`` (``po/*.po`` of glibc: msgid "Killed", "Segmentation fault", "Aborted",
+"Bus error", "Floating point exception", "Illegal instruction"); zsh prints its own
+lower-case English names ("zsh: killed", "zsh: segmentation fault").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gpudoctor.facts.spec import FactSpec
+from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
+
+_I = CaptureType.INT
+
+SIGNALS: dict[int, str] = {
+    1: "SIGHUP",
+    2: "SIGINT",
+    3: "SIGQUIT",
+    4: "SIGILL",
+    6: "SIGABRT",
+    7: "SIGBUS",
+    8: "SIGFPE",
+    9: "SIGKILL",
+    11: "SIGSEGV",
+    13: "SIGPIPE",
+    15: "SIGTERM",
+}
+"""Linux x86-64/arm64 signal numbers of the signals that end training jobs."""
+
+_BY_NAME = {name: number for number, name in SIGNALS.items()}
+
+# glibc strsignal() texts, English and the translations of glibc's po/ catalogues
+# (de, fr, es, it, pt_BR, ru, uk, pl, nl, sv, tr, cs, zh_CN, zh_TW, ja, ko), by signal.
+SHELL_WORDS: dict[int, tuple[str, ...]] = {
+    9: (
+        "Killed", "Getötet", "Processus arrêté", "Terminado (killed)", "Ucciso", "Morto",
+        "Убито", "Вбито", "Unicestwiony", "Geëlimineerd", "Dödad", "Süreç durduruldu",
+        "Zabit (SIGKILL)", "已杀死", "強制結束", "強制終了", "죽었음",
+    ),
+    11: (
+        "Segmentation fault", "Speicherzugriffsfehler", "Erreur de segmentation",
+        "Violación de segmento", "Errore di segmentazione", "Falha de segmentação",
+        "Ошибка сегментирования", "Помилка адресування", "Naruszenie ochrony pamięci",
+        "Segmentatiefout", "Segmenteringsfel", "Parçalama arızası",  # noqa: RUF001
+        "Neoprávněný přístup do paměti (SIGSEGV)", "段错误", "程式記憶體區段錯誤",
+        "세그멘테이션 오류",
+    ),
+    6: (
+        "Aborted", "Abgebrochen", "Abandon", "Abortado", "Annullato", "Аварийный останов",
+        "Перервано", "Przerwane", "Afgebroken", "Avbruten (SIGABRT)", "İptal edildi",
+        "Neúspěšně ukončen (SIGABRT)", "已中止", "中止", "중지됨",
+    ),
+    7: (
+        "Bus error", "Bus-Zugriffsfehler", "Erreur du bus", "Error del bus", "Errore di bus",
+        "Erro no barramento", "Ошибка шины", "Помилка каналу обміну даними", "Błąd szyny",
+        "Busfout", "Bussfel", "Veri yolu hatası",  # noqa: RUF001
+        "Chyba na sběrnici (neplatná adresa) (SIGBUS)", "总线错误", "匯流排錯誤", "バスエラー",
+        "버스 오류",
+    ),
+    8: (
+        "Floating point exception", "Gleitkomma-Ausnahme", "Exception en point flottant",
+        "Excepción de coma flotante", "Eccezione in virgola mobile",
+        "Exceção de ponto flutuante", "Исключение в операции с плавающей точкой",  # noqa: RUF001
+        "Помилка обчислень з рухомою комою", "Błąd w obliczeniach zmiennoprzecinkowych",
+        "Drijvendekomma-berekeningsfout", "Flyttalsfel", "Gerçel sayı istisnası",  # noqa: RUF001
+        "Výjimka v pohyblivé řádové čárce (SIGFPE)", "浮点异常", "浮點數例外", "浮動小数点例外",
+        "부동 소수점 예외",
+    ),
+    4: (
+        "Illegal instruction", "Ungültiger Maschinenbefehl", "Instruction non permise",
+        "Instrucción ilegal", "Istruzione non consentita", "Instrução ilegal",
+        "Недопустимая инструкция", "Помилкова інструкція", "Błędna instrukcja",
+        "Ongeldige instructie", "Otillåten instruktion", "Yönerge kuraldışı",  # noqa: RUF001
+        "Nedovolená instrukce (SIGILL)", "非法指令", "無效指令",
+        "명령어가 잘못됨",
+    ),
+}  # fmt: skip
+
+# zsh's own names (Src/signames2.awk): "zsh: killed", "zsh: segmentation fault".
+ZSH_WORDS: dict[int, tuple[str, ...]] = {
+    9: ("killed",),
+    11: ("segmentation fault",),
+    6: ("abort",),
+    7: ("bus error",),
+    8: ("floating point exception",),
+    4: ("illegal hardware instruction",),
+}
+
+_WORD_SIGNAL = {
+    w.lower(): n for n, words in (*SHELL_WORDS.items(), *ZSH_WORDS.items()) for w in words
+}
+
+
+def _alternation(words: tuple[str, ...]) -> str:
+    escaped = sorted({_escape(w) for w in words}, key=len, reverse=True)
+    return "|".join(escaped)
+
+
+def _escape(text: str) -> str:
+    return "".join("\\" + c if c in r"\.^$|?*+()[]{}" else c for c in text)
+
+
+_SHELL = _alternation(tuple(w for words in SHELL_WORDS.values() for w in words))
+_ZSH = _alternation(tuple(w for words in ZSH_WORDS.values() for w in words))
+_CORE = r"(?:\s*\([^)]{1,40}\))?"  # "(core dumped)", "(Speicherabzug geschrieben)", ...
+_SIG = r"(?P<signame>SIG[A-Z]{2,6})"
+
+# Each pattern key names its reporter after the second slash: facts/end_<reporter>_<what>.
+PATTERNS: tuple[PatternSpec, ...] = (
+    # bash alone on a line (or glued to a progress bar): "Killed", "Getötet", "段错误 (核心已转储)"
+    PatternSpec(
+        "facts/end_shell_word",
+        r"(?:^|[\]\s>`'\"|$#*])(?P<word>" + _SHELL + r")" + _CORE + r"[\s'\"`*]*$",
+    ),
+    # bash reporting a script line or a job: "./run.sh: line 9: 4242 Killed   python x.py",
+    # "[1]+  Killed    python x.py"; zsh: "zsh: killed     python x.py"
+    PatternSpec(
+        "facts/end_shell_job",
+        r"(?:line \d+:\s+\d+\s+|^\[\d+\][+-]?\s+(?:\d+\s+)?)(?P<word>"
+        + _SHELL
+        + r")"
+        + _CORE
+        + r"\s+\S",
+    ),
+    PatternSpec(
+        "facts/end_shell_zsh",
+        r"^(?:zsh: |\[\d+\][+-]?\s+(?:\d+\s+)?)(?P<word>" + _ZSH + r")" + _CORE + r"\s+\S",
+    ),
+    # faulthandler: "Fatal Python error: Segmentation fault"
+    PatternSpec(
+        "facts/end_python_fatal",
+        r"Fatal Python error: (?P<word>Segmentation fault|Aborted|Bus error|Floating point "
+        r"exception|Illegal instruction)",
+    ),
+    # torchrun / torchelastic: "exitcode  : -9 (pid: 1234)", "failed (exitcode: -9) local_rank",
+    # "Signal 9 (SIGKILL) received by PID 1234"
+    PatternSpec(
+        "facts/end_torchrun_code",
+        r"(?:^\s*exitcode\s*:\s*(?P<code>-?\d+) \(pid: \d+\)|"
+        r"failed \(exitcode: (?P<code2>-?\d+)\))",
+        captures={"code": _I, "code2": _I},
+    ),
+    PatternSpec(
+        "facts/end_torchrun_signal",
+        r"Signal (?P<signum>\d+) \(" + _SIG + r"\) received by PID \d+",
+        captures={"signum": _I},
+    ),
+    # DeepSpeed launcher: "exits with return code = -9"
+    PatternSpec(
+        "facts/end_deepspeed_code",
+        r"exits with return code = (?P<code>-?\d+)",
+        captures={"code": _I},
+    ),
+    # accelerate / subprocess: "returned non-zero exit status 1.", "died with <Signals.SIGKILL: 9>"
+    PatternSpec(
+        "facts/end_accelerate_code",
+        r"returned non-zero exit status (?P<code>-?\d+)",
+        captures={"code": _I},
+    ),
+    PatternSpec(
+        "facts/end_python_signals",
+        r"<Signals\." + _SIG + r": (?P<signum>\d+)>",
+        captures={"signum": _I},
+    ),
+    # multiprocessing / torch.multiprocessing.spawn: "exited with exitcode -9",
+    # "process 1 terminated with signal SIGKILL", "terminated with exit code 1", "returncode=-11"
+    PatternSpec(
+        "facts/end_python_mp",
+        r"(?:exited with exitcode (?P<code>-?\d+)|process \d+ terminated with (?:exit code "
+        r"(?P<code2>-?\d+)|signal " + _SIG + r")|\breturncode[=:]\s*(?P<code3>-?\d+))",
+        captures={"code": _I, "code2": _I, "code3": _I},
+    ),
+    # Slurm: "slurmstepd: error: Detected 1 oom_kill event(s)", "srun: error: node7: task 0:
+    # Out Of Memory", "... task 3: Killed", "... tasks 0-3: Exited with exit code 1",
+    # "*** JOB 42 ON node7 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
+    PatternSpec(
+        "facts/end_slurm_oom",
+        r"(?:Detected \d+ oom[-_]kill events?|Exceeded (?:job|step) memory limit|"
+        r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|\bState=OUT_OF_MEMORY\b|"
+        r"\bOUT_OF_MEMORY\b)",
+    ),
+    PatternSpec(
+        "facts/end_slurm_task",
+        r"srun: error: \S+: tasks? [\d,-]+: (?:(?P<word>Killed|Segmentation fault|Aborted|"
+        r"Bus error|Floating point exception|Illegal instruction)|Exited with exit code "
+        r"(?P<code>\d+))",
+        captures={"code": _I},
+    ),
+    PatternSpec("facts/end_slurm_time", r"CANCELLED AT \S+ DUE TO TIME LIMIT"),
+    PatternSpec("facts/end_slurm_node", r"DUE TO NODE FAIL(?:URE)?|\bNODE_FAIL\b"),
+    # Kubernetes: "Reason: OOMKilled", "Exit Code: 137", "Reason: Evicted",
+    # "The node was low on resource: memory."
+    PatternSpec("facts/end_kubernetes_oom", r"\bOOMKilled\b|The node was low on resource: memory"),
+    PatternSpec(
+        "facts/end_kubernetes_code",
+        r"^\s*Exit Code:\s*(?P<code>\d+)\s*$",
+        captures={"code": _I},
+    ),
+    PatternSpec("facts/end_kubernetes_evicted", r"\bReason:\s*Evicted\b"),
+    # Ray: "ray.exceptions.WorkerCrashedError", "worker died unexpectedly", its memory monitor
+    PatternSpec(
+        "facts/end_ray_crash",
+        r"ray\.exceptions\.(?:WorkerCrashedError|NodeDiedError|ActorDiedError|RayActorError)|"
+        r"[Ww]orker died unexpectedly",
+    ),
+    PatternSpec(
+        "facts/end_ray_oom",
+        r"ray\.exceptions\.OutOfMemoryError|killed due to memory pressure \(OOM\)|"
+        r"Ray killed this worker .* because the node was running low on memory",
+    ),
+    # Jupyter: "The kernel appears to have died", "Kernel Restarting", "KernelDied"
+    PatternSpec(
+        "facts/end_jupyter_died",
+        r"The kernel(?: for \S+)? appears to have died|Kernel Restarting|\bKernelDied\b|"
+        r"Kernel died|kernel process died",
+    ),
+    # The kernel's OOM killer: "Out of memory: Killed process 4242 (python)", "oom-kill:"
+    PatternSpec(
+        "facts/end_kernel_oom",
+        r"(?:Out of memory|Memory cgroup out of memory): Kill(?:ed)? process \d+|"
+        r"oom-kill:constraint=",
+    ),
+    # mpirun: "... exited on signal 9 (Killed)."
+    PatternSpec(
+        "facts/end_mpi_signal",
+        r"exited on signal (?P<signum>\d+) \(",
+        captures={"signum": _I},
+    ),
+    # systemd: "Main process exited, code=killed, status=9/KILL", "status=1/FAILURE"
+    PatternSpec(
+        "facts/end_systemd_status",
+        r"code=(?:exited|killed|dumped), status=(?P<status>\d+)/(?P<statname>[A-Z]+)",
+        captures={"status": _I},
+    ),
+    # docker ps: "Exited (137) 5 minutes ago"
+    PatternSpec(
+        "facts/end_docker_code",
+        r"\bExited \((?P<code>\d+)\) ",
+        captures={"code": _I},
+    ),
+    # gdb: 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.'
+    PatternSpec(
+        "facts/end_gdb_signal",
+        r"(?:^Program|^Thread \d+ \"[^\"]*\") received signal " + _SIG + r", ",
+    ),
+    # IDEs and wrappers: "Process finished with exit code 137 (interrupted by signal 9: SIGKILL)"
+    PatternSpec(
+        "facts/end_ide_code",
+        r"Process finished with exit code (?P<code>-?\d+)(?: \(interrupted by signal "
+        r"(?P<signum>\d+): " + _SIG + r"\))?",
+        captures={"code": _I, "signum": _I},
+    ),
+    # Anything else: "exit code: 139", "exit status 9", "exit_code=1", "exited with code 1",
+    # "error code -9", "killed by signal 9", "Command terminated by signal 9"
+    PatternSpec(
+        "facts/end_process_code",
+        r"(?i)\bexit(?:ed)?(?: with)?[ _-]?(?:code|status)\s*[:=]?\s*(?P<code>-?\d{1,4})\b|"
+        r"\berror code (?P<code2>-\d{1,3})\b",
+        captures={"code": _I, "code2": _I},
+    ),
+    PatternSpec(
+        "facts/end_process_signal",
+        r"(?i)(?:killed|terminated) by signal (?P<signum>\d{1,2})\b",
+        captures={"signum": _I},
+    ),
+)
+
+FACTS: tuple[FactSpec, ...] = (
+    FactSpec("exit_code", "int", "-", "log structure",
+             "The last exit code a launcher, shell or scheduler reported (137, -9, 1)."),
+    FactSpec("exit_signal", "int", "-", "log structure",
+             "The signal that ended the process: 9 from 'Killed', SIGKILL, -9 or 137 (128 + 9)."),
+    FactSpec("exit_signal_name", "str", "-", "log structure",
+             "The name of exit_signal: SIGKILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL..."),
+    FactSpec("exit_reporter", "str", "-", "log structure",
+             "Who reported the ending: shell, slurm, kubernetes, torchrun, ray, jupyter, "
+             "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, process."),
+    FactSpec("oom_killed", "bool", "-", "log structure",
+             "A scheduler, container runtime or the kernel said it killed the job for memory."),
+    FactSpec("oom_killed_by", "str", "-", "log structure",
+             "Who said it killed for memory: slurm, kubernetes, ray or kernel."),
+    FactSpec("time_limit_hit", "bool", "-", "log structure",
+             "The scheduler cancelled the job at its time limit."),
+    FactSpec("node_failed", "bool", "-", "log structure",
+             "The scheduler reported that the job's node failed."),
+    FactSpec("process_ended", "bool", "-", "log structure",
+             "Some launcher, shell or scheduler reported how a process ended."),
+)  # fmt: skip
+
+
+def fact_names() -> frozenset[str]:
+    """Every fact name this reader can produce."""
+    return frozenset(spec.name for spec in FACTS)
+
+
+def signal_of_code(code: int) -> int | None:
+    """The signal an exit code stands for: -N (Python's returncode) or 128 + N (shells,
+    containers); ``None`` for an ordinary exit status."""
+    if code < 0 and -code in SIGNALS:
+        return -code
+    if 128 < code <= 128 + 31 and code - 128 in SIGNALS:
+        return code - 128
+    return None
+
+
+_GENERIC = "facts/end_process_"
+_OOM_KEYS = frozenset(
+    ("facts/end_slurm_oom", "facts/end_kubernetes_oom", "facts/end_ray_oom", "facts/end_kernel_oom")
+)
+
+
+def _reporter(key: str) -> str:
+    return key.removeprefix("facts/end_").split("_", 1)[0]
+
+
+def _event_ending(event: Event) -> tuple[int | None, int | None]:
+    """(exit code, signal) one event states, either may be ``None``."""
+    caps = event.captures
+    code = next((v for k in ("code", "code2", "code3") if isinstance(v := caps.get(k), int)), None)
+    signal: int | None = None
+    signum = caps.get("signum")
+    if isinstance(signum, int) and signum in SIGNALS:
+        signal = signum
+    name = caps.get("signame")
+    if signal is None and isinstance(name, str):
+        signal = _BY_NAME.get(name)
+    word = caps.get("word")
+    if signal is None and isinstance(word, str):
+        signal = _WORD_SIGNAL.get(word.strip().lower())
+    status, statname = caps.get("status"), caps.get("statname")
+    if isinstance(status, int):
+        if statname == "FAILURE" or statname is None:
+            code = status
+        elif status in SIGNALS:
+            signal = status
+    if signal is None and code is not None:
+        signal = signal_of_code(code)
+    return code, signal
+
+
+def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """Facts about how the process ended (see the module doc for each name)."""
+    # On one line, the generic patterns' events come first so that a specific reporter wins.
+    events = sorted(
+        (e for spec in PATTERNS if (h := hits.get(spec.key)) for e in h.events()),
+        key=lambda e: (e.order, not e.key.startswith(_GENERIC)),
+    )
+    if not events:
+        return {}
+    found: dict[str, object] = {"process_ended": True}
+    code_at: Event | None = None
+    signal_at: Event | None = None
+    for event in events:
+        code, signal = _event_ending(event)
+        if code is not None:
+            found["exit_code"] = code
+            code_at = event
+        if signal is not None:
+            found["exit_signal"] = signal
+            found["exit_signal_name"] = SIGNALS[signal]
+            signal_at = event
+    reporter_event = signal_at or code_at or events[-1]
+    found["exit_reporter"] = _reporter(reporter_event.key)
+    keys = {e.key for e in events}
+    oom = [e for e in events if e.key in _OOM_KEYS]
+    found["oom_killed"] = bool(oom)
+    if oom:
+        found["oom_killed_by"] = _reporter(oom[-1].key)
+    found["time_limit_hit"] = "facts/end_slurm_time" in keys
+    found["node_failed"] = "facts/end_slurm_node" in keys
+    return found

@@ -1,0 +1,163 @@
+"""Facts read from the lines that report how a process ended, and the signal fallbacks."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from gpudoctor.logs.reader import InputStats, read_blocks
+from gpudoctor.logs.scanner import Scanner
+from gpudoctor.logs.structure import endings
+from gpudoctor.pipeline import explain_text
+from gpudoctor.rulebook.book import load_rulebook
+
+
+def facts_of(text: str) -> dict[str, object]:
+    scanner = Scanner(list(endings.PATTERNS))
+    scanner.scan(read_blocks(io.BytesIO(text.encode()), InputStats(name="t")))
+    return endings.facts(scanner.hits)
+
+
+@pytest.mark.parametrize(
+    ("line", "code", "signal", "reporter"),
+    [
+        ("Killed", None, 9, "shell"),
+        ("Loading shards:  40%|████      | 2/5 [00:09<00:13]Killed", None, 9, "shell"),
+        ("./train.sh: line 7: 31337 Killed                  python train.py", None, 9, "shell"),
+        ("zsh: killed     python train.py --bs 8", None, 9, "shell"),
+        ("Speicherzugriffsfehler (Speicherabzug geschrieben)", None, 11, "shell"),
+        ("已杀死", None, 9, "shell"),
+        ("Processus arrêté", None, 9, "shell"),
+        ("Erreur de segmentation (core dumped)", None, 11, "shell"),
+        ("Violación de segmento", None, 11, "shell"),
+        ("段错误 (核心已转储)", None, 11, "shell"),
+        ("run.sh: line 3: 777 Getötet                 python a.py", None, 9, "shell"),
+        ("Aborted (core dumped)", None, 6, "shell"),
+        ("Bus error (core dumped)", None, 7, "shell"),
+        ("Illegal instruction", None, 4, "shell"),
+        ("    exitcode  : -9 (pid: 2211)", -9, 9, "torchrun"),
+        ("  traceback : Signal 11 (SIGSEGV) received by PID 2211", None, 11, "torchrun"),
+        ("E0101 api.py:1] failed (exitcode: 1) local_rank: 0 (pid: 9) of binary: x", 1, None,
+         "torchrun"),
+        ("[launch.py:320:sigkill_handler] ... exits with return code = -9", -9, 9, "deepspeed"),
+        ("subprocess.CalledProcessError: Command '['python', 'x.py']' returned non-zero exit "
+         "status 1.", 1, None, "accelerate"),
+        ("Command '['python']' died with <Signals.SIGKILL: 9>.", None, 9, "python"),
+        ("Process Process-3: exited with exitcode -11", -11, 11, "python"),
+        ("process 2 terminated with signal SIGABRT", None, 6, "python"),
+        ("CompletedProcess(args=['x'], returncode=-7)", -7, 7, "python"),
+        ("srun: error: gpu-node-04: task 3: Killed", None, 9, "slurm"),
+        ("srun: error: gpu-node-04: tasks 0-3: Exited with exit code 2", 2, None, "slurm"),
+        ("    Exit Code:    137", 137, 9, "kubernetes"),
+        ("Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)", 139, 11,
+         "ide"),
+        ("job exit code: 134", 134, 6, "process"),
+        ("returned error code -9", -9, 9, "process"),
+        ("worker was killed by signal 9", None, 9, "process"),
+        ("a1b2c3   img:1   \"python x\"   2 hours ago   Exited (137) 3 minutes ago", 137, 9,
+         "docker"),
+        ("train.service: Main process exited, code=killed, status=9/KILL", None, 9, "systemd"),
+        ("mpirun noticed that process rank 2 with PID 0 on node n7 exited on signal 11 "
+         "(Segmentation fault).", None, 11, "mpi"),
+        ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.', None, 11, "gdb"),
+    ],
+)  # fmt: skip
+def test_endings(line: str, code: int | None, signal: int | None, reporter: str) -> None:
+    facts = facts_of(line + "\n")
+    assert facts.get("exit_code") == code
+    assert facts.get("exit_signal") == signal
+    assert facts["exit_reporter"] == reporter
+    if signal is not None:
+        assert facts["exit_signal_name"] == endings.SIGNALS[signal]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Killed 3 stale workers before restart",
+        "num_workers_Killed",
+        "RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
+        "Error: retrying",
+        "Aborted the download, will retry",
+        "cudaGetDevice failed with error code 3",
+    ],
+)
+def test_not_endings(line: str) -> None:
+    assert facts_of(line + "\n") == {}
+
+
+def test_schedulers() -> None:
+    slurm = facts_of(
+        "slurmstepd: error: Detected 2 oom_kill events in StepId=1234.0. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.\n"
+        "srun: error: n-12: task 0: Out Of Memory\n"
+    )
+    assert slurm["oom_killed"] is True
+    assert slurm["exit_reporter"] == "slurm"
+    timeout = facts_of("slurmstepd: error: *** JOB 99 ON n-3 CANCELLED AT 2025-01-01T10:00:00 "
+                       "DUE TO TIME LIMIT ***\n")  # fmt: skip
+    assert timeout["time_limit_hit"] is True
+    assert timeout["oom_killed"] is False
+    node = facts_of("slurmstepd: error: *** JOB 99 ON n-3 CANCELLED AT 2025-01-01 DUE TO NODE "
+                    "FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n")  # fmt: skip
+    assert node["node_failed"] is True
+    assert facts_of("    Reason:       OOMKilled\n")["oom_killed"] is True
+    assert facts_of("The node was low on resource: memory.\n")["oom_killed"] is True
+
+
+def test_signal_of_code() -> None:
+    assert endings.signal_of_code(137) == 9
+    assert endings.signal_of_code(-11) == 11
+    assert endings.signal_of_code(134) == 6
+    assert endings.signal_of_code(1) is None
+    assert endings.signal_of_code(255) is None
+
+
+def test_the_last_signal_and_code_win() -> None:
+    facts = facts_of(
+        "    exitcode  : -9 (pid: 10)\nsrun: error: n1: task 0: Exited with exit code 1\n"
+    )
+    assert facts["exit_signal"] == 9
+    assert facts["exit_code"] == 1
+    assert facts["exit_reporter"] == "torchrun"
+
+
+# The fallbacks, through the whole pipeline with the bundled rules.
+
+
+def causes(text: str) -> list[tuple[str, str, float]]:
+    report = explain_text(text, load_rulebook())
+    return [(d.rule, d.cause, d.confidence) for d in report.causes]
+
+
+def test_localised_killed_gets_a_diagnosis() -> None:
+    found = causes("step 900 loss 2.1\nWriting metrics to out/metrics.jsonl\nGetötet\n")
+    assert found[0][:2] == ("fallback-killed-by-signal", "host_oom")
+    assert found[0][2] < 0.5
+
+
+def test_localised_segfault_gets_a_diagnosis() -> None:
+    found = causes("loading extension...\nNaruszenie ochrony pamięci (zrzut pamięci)\n")
+    assert found[0][:2] == ("fallback-crash-signal", "segfault_native")
+
+
+def test_english_killed_keeps_its_rule() -> None:
+    found = causes("epoch 1\nKilled\n")
+    assert found[0][0] == "process-sigkill"
+    assert not any(rule.startswith("fallback-") for rule, _, _ in found)
+
+
+def test_slurm_oom_is_host_oom() -> None:
+    found = causes(
+        "slurmstepd: error: Detected 1 oom_kill event in StepId=77.batch. Some of your "
+        "processes may have been killed by the cgroup out-of-memory handler.\n"
+    )
+    assert found[0][:2] == ("scheduler-oom-kill", "host_oom")
+    assert found[0][2] >= 0.5
+
+
+def test_exit_code_alone() -> None:
+    found = causes("srun: error: n-5: task 2: Exited with exit code 1\n")
+    assert found[0][0] == "fallback-exit-code"
+    assert causes("worker finished, exit code 0\n") == []
