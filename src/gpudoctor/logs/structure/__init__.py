@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from types import ModuleType
 
 from gpudoctor.logs.scanner import PatternHits, PatternSpec
-from gpudoctor.logs.structure import pasted
+from gpudoctor.logs.structure import pasted, series
 
-READERS: tuple[ModuleType, ...] = (pasted,)
+READERS: tuple[ModuleType, ...] = (pasted, series)
 """Every structure reader, in the order their facts are merged (an earlier one wins)."""
 
 
