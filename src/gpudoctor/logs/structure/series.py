@@ -30,6 +30,7 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
@@ -49,9 +50,11 @@ EXPLODED_MIN = 100.0
 # The step (epoch, iteration) of a line, when it comes before the metric: "Epoch [3][100/500]",
 # "iter: 1999", "iteration      100/  5000 |", "step 120:", "Epoch 3: 45%|".
 _STEP = (
-    r"^(?:.*?\b(?P<step_name>epoch|iter(?:ation)?|step|global_step)s?['\"]?\s*[:=#]?\s*\[?\s*"
-    r"(?P<step>\d+(?:\.\d+)?))?.*?"
+    r"(?:\b(?P<step_name>epoch|iter(?:ation)?|step|global_step)s?['\"]?\s*[:=#]?\s*\[?\s*"
+    r"(?P<step>\d+(?:\.\d+)?).*?)?"
 )
+# (Unanchored: the leftmost match starts at the step when the line has one before the metric;
+# a leading "^.*?" would cost the scanner's combined set a third more time per pattern.)
 # ... or after it, as Hugging Face Trainer prints it: "{'loss': 0.43, ..., 'epoch': 1.5}".
 _EPOCH_AFTER = r"(?:.*?['\"]epoch['\"]:\s*(?P<epoch_after>\d+(?:\.\d+)?))?"
 _SEP = r"['\"]?\s*[:=]?\s*(?:tensor\()?"
@@ -61,10 +64,12 @@ _LOSS = r"\b(?P<name>(?:\w+[ _])?loss)"
 _GRAD = r"\b(?P<name>grad(?:ient)?[ _]norm)"
 _CAPTURES = {"step": _F, "epoch_after": _F, "name": _S, "value": _F}
 
+# The series patterns match every progress line, so they are kept plain (a metric name and a
+# number): each costs the scan a few percent. Only the rare non-finite pattern reads the step.
 PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec(
         "facts/series_loss",
-        _STEP + _LOSS + _SEP + rf"(?P<value>{_NUMBER}|{_NONFINITE})\b" + _EPOCH_AFTER,
+        _LOSS + _SEP + rf"(?P<value>{_NUMBER}|{_NONFINITE})\b",
         ignore_case=True,
         captures=_CAPTURES,
     ),
@@ -77,7 +82,7 @@ PATTERNS: tuple[PatternSpec, ...] = (
     ),
     PatternSpec(
         "facts/series_grad_norm",
-        _STEP + _GRAD + _SEP + rf"(?P<value>{_NUMBER}|{_NONFINITE})\b" + _EPOCH_AFTER,
+        _GRAD + _SEP + rf"(?P<value>{_NUMBER}|{_NONFINITE})\b",
         ignore_case=True,
         captures=_CAPTURES,
     ),
@@ -85,11 +90,11 @@ PATTERNS: tuple[PatternSpec, ...] = (
     # "mem 21.3 GiB", "memory_allocated 10.2GB", "GPU mem: 10.2G"; no unit reads as MB.
     PatternSpec(
         "facts/series_memory",
-        _STEP
-        + r"\b(?P<name>(?:(?:max|peak|gpu|cuda)[ _]?)?mem(?:ory)?(?:[ _](?:allocated|reserved|used|usage))?)"
+        r"\b(?P<name>(?:(?:max|peak|gpu|cuda)[ _]?)?mem(?:ory)?"
+        r"(?:[ _](?:allocated|reserved|used|usage))?)"
         r"['\"]?\s*[:=]?\s*(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>[KMGT]i?B\b|[KMGT]\b)?(?P<pct>\s*%)?",
         ignore_case=True,
-        captures={"step": _F, "name": _S, "value": _F, "unit": _S, "pct": _S},
+        captures={"name": _S, "value": _F, "unit": _S, "pct": _S},
     ),
     # nvidia-smi dmon, default columns: "# gpu   pwr gtemp mtemp    sm   mem   enc   dec ..."
     PatternSpec(
@@ -118,13 +123,15 @@ FACTS: tuple[FactSpec, ...] = (
         "last ones never falling and still rising, and the last at least 1.2x the first.",
     ),
     FactSpec(
-        "memory_series_source", "str", "-", _SRC, "Metric name or 'nvidia-smi' the series came from."
+        "memory_series_source",
+        "str",
+        "-",
+        _SRC,
+        "Metric name or 'nvidia-smi' the series came from.",
     ),
     FactSpec("loss_series_first", "float", "-", _SRC, "First finite loss logged."),
     FactSpec("loss_last_finite", "float", "-", _SRC, "Last finite loss logged."),
-    FactSpec(
-        "loss_growth", "float", "ratio", _SRC, "Last / first finite loss (both positive)."
-    ),
+    FactSpec("loss_growth", "float", "ratio", _SRC, "Last / first finite loss (both positive)."),
     FactSpec(
         "loss_exploded", "bool", "-", _SRC, "The last finite loss is at least 100x the first."
     ),
@@ -136,9 +143,7 @@ FACTS: tuple[FactSpec, ...] = (
         _SRC,
         "Step or epoch of the first line where the loss was NaN/Inf (when the line gives one).",
     ),
-    FactSpec(
-        "loss_first_nonfinite_line", "str", "-", _SRC, "The first line with a NaN/Inf loss."
-    ),
+    FactSpec("loss_first_nonfinite_line", "str", "-", _SRC, "The first line with a NaN/Inf loss."),
     FactSpec(
         "loss_recovered",
         "bool",
@@ -211,7 +216,7 @@ def steady_growth(values: Sequence[float]) -> float | None:
     if len(values) < GROWTH_MIN_POINTS or values[0] <= 0:
         return None
     tail = values[-5:]
-    if any(b < a for a, b in zip(tail, tail[1:], strict=False)) or tail[-1] <= tail[0]:
+    if any(b < a for a, b in pairwise(tail)) or tail[-1] <= tail[0]:
         return None
     ratio = values[-1] / values[0]
     return round(ratio, 3) if ratio >= GROWTH_MIN else None
