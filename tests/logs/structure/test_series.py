@@ -1,0 +1,72 @@
+"""Metric series facts read in the scanner's pass (gpudoctor.logs.structure.series)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.logs.structure import series
+from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
+from gpudoctor.rulebook.book import load_rulebook
+
+FIXTURES = Path(__file__).parents[2] / "fixtures" / "series"
+
+
+def series_facts(text: str) -> dict[str, object]:
+    scan = scan_logs([LogInput.from_text("log", text)], make_scanner(load_rulebook([])))
+    return series.facts(scan.hits)
+
+
+def test_growth_first_nan_and_recovery_from_mmcv_lines() -> None:
+    facts = series_facts((FIXTURES / "mmdet-growth-nan-recovered.log").read_text())
+    assert facts["memory_series_first"] == 4012 << 20
+    assert facts["memory_series_last"] == 9800 << 20
+    assert facts["memory_series_growth"] == pytest.approx(9800 / 4012, abs=1e-3)
+    assert facts["loss_nonfinite"] is True
+    assert facts["loss_first_nonfinite_step"] == 2.0
+    assert facts["loss_recovered"] is True
+    assert facts["loss_last_finite"] == 0.9
+    assert facts["grad_norm_nonfinite"] is False
+    assert "memory=9800MiB" in facts["series_last_values"]  # type: ignore[operator]
+
+
+def test_flat_memory_is_no_growth() -> None:
+    lines = "".join(f"iter: {i * 20}  total_loss: 0.5  max_mem: 12071M\n" for i in range(30))
+    facts = series_facts(lines)
+    assert facts["memory_series_points"] == 30
+    assert "memory_series_growth" not in facts
+
+
+def test_growth_that_stopped_is_not_steady() -> None:
+    values = [1000, 2000, 3000, 3000, 2900, 2950]
+    assert series.steady_growth([float(v) for v in values]) is None
+    assert series.steady_growth([1000.0, 1100.0, 1300.0, 1500.0]) == pytest.approx(1.5)
+    assert series.steady_growth([1000.0, 1100.0]) is None
+
+
+def test_nan_that_stays_is_not_recovered_and_first_step_is_kept() -> None:
+    lines = [
+        f"{{'loss': {0.5 - i / 100:.3f}, 'grad_norm': 1.0, 'epoch': {i / 10}}}\n" for i in range(40)
+    ]
+    lines += [f"{{'loss': nan, 'grad_norm': nan, 'epoch': {4 + i / 10}}}\n" for i in range(40)]
+    facts = series_facts("".join(lines))
+    assert facts["loss_first_nonfinite_step"] == 4.0
+    assert facts["loss_recovered"] is False
+    assert facts["grad_norm_nonfinite"] is True
+
+
+def test_exploding_loss() -> None:
+    lines = "".join(f"step {i}: loss={0.5 * 10 ** (i / 2):.4g}\n" for i in range(12))
+    facts = series_facts(lines)
+    assert facts["loss_exploded"] is True
+
+
+def test_loss_scale_and_single_memory_line_are_not_series() -> None:
+    facts = series_facts("loss scale: 65536.0\nTotal Activation Memory: 1073741824\n")
+    assert facts == {}
+
+
+def test_every_fact_is_declared() -> None:
+    facts = series_facts((FIXTURES / "mmdet-growth-nan-recovered.log").read_text())
+    assert set(facts) <= series.fact_names()

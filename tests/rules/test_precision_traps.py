@@ -1,0 +1,41 @@
+"""Harmless logs (warnings a run survives, dtype errors, a healthy nvidia-smi table) that must
+get no GPU cause with confidence >= 0.5."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from gpudoctor.pipeline import explain_text
+from gpudoctor.rulebook.book import load_rulebook
+
+TRAPS = Path(__file__).parents[1] / "fixtures" / "precision_traps"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in TRAPS.glob("*.log")))
+def test_no_gpu_cause(name: str) -> None:
+    report = explain_text((TRAPS / name).read_text(), load_rulebook([]))
+    alarms = [d for d in report.causes if d.cause != "app_exception" and d.confidence >= 0.5]
+    assert alarms == []
+
+
+@pytest.mark.parametrize("name", ["dtype.log", "dtype2.log", "dtype4.log"])
+def test_dtype_mismatch_is_an_application_error(name: str) -> None:
+    report = explain_text((TRAPS / name).read_text(), load_rulebook([]))
+    assert report.causes[0].rule == "torch-dtype-mismatch"
+
+
+def test_cpu_and_cuda_types_are_still_a_device_mismatch() -> None:
+    text = (
+        "RuntimeError: Input type (torch.FloatTensor) and weight type "
+        "(torch.cuda.FloatTensor) should be the same\n"
+    )
+    assert explain_text(text, load_rulebook([])).causes[0].cause == "device_mismatch"
+
+
+def test_numpy_on_cuda_tensor_is_a_lead_not_an_alarm() -> None:
+    text = "TypeError: can't convert cuda:0 device type tensor to numpy.\n"
+    causes = explain_text(text, load_rulebook([])).causes
+    assert causes[0].cause == "device_mismatch"
+    assert causes[0].confidence < 0.5
