@@ -34,10 +34,10 @@ SMI_NEW = """\
 
 SMI_OLD_EMPTY = """\
 +-----------------------------------------------------------------------------+
-| NVIDIA-SMI 410.48                 Driver Version: 410.48                    |
+| NVIDIA-SMI 418.87.01              Driver Version: 418.87.01                 |
 |-------------------------------+----------------------+----------------------+
-|   0  Tesla P100-SXM2...  Off  | 00000000:05:00.0 Off |                    0 |
-| N/A   36C    P0    41W / 300W |  12799MiB / 16280MiB |      0%      Default |
+|   0  Tesla V100-SXM2...  Off  | 00000000:1A:00.0 Off |                    0 |
+| N/A   41C    P0    57W / 300W |  14021MiB / 32480MiB |      0%      Default |
 +-------------------------------+----------------------+----------------------+
 | Processes:                                                       GPU Memory |
 |  GPU       PID   Type   Process name                             Usage      |
@@ -89,12 +89,12 @@ def test_new_smi_table() -> None:
 
 def test_old_smi_table_with_no_processes() -> None:
     facts = facts_of(SMI_OLD_EMPTY)
-    assert facts["driver_version"] == "410.48"
+    assert facts["driver_version"] == "418.87.01"
     assert "driver_cuda_version" not in facts
-    assert facts["gpu_names"] == ["Tesla P100-SXM2"]
+    assert facts["gpu_names"] == ["Tesla V100-SXM2"]
     assert facts["smi_processes_table"] is True
     assert facts["smi_processes_count"] == 0
-    assert facts["smi_unaccounted_memory_fraction_max"] == round(12799 / 16280, 4)
+    assert facts["smi_unaccounted_memory_fraction_max"] == round(14021 / 32480, 4)
 
 
 def test_collect_env() -> None:
