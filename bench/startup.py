@@ -65,6 +65,9 @@ def _startup(repeat: int) -> None:
         log = Path(tmp) / "small.log"
         write_training_log(log, 5_000)
         env = {**os.environ, "GPUDOCTOR_CACHE_DIR": str(Path(tmp) / "cache")}
+        # An installed package runs from compiled bytecode; with PYTHONDONTWRITEBYTECODE set,
+        # every edited module would be compiled again on each run and measured as start-up.
+        env.pop("PYTHONDONTWRITEBYTECODE", None)
         gpudoctor = gpudoctor_command()
         commands = {
             "python -c pass": [sys.executable, "-c", "pass"],

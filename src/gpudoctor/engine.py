@@ -123,6 +123,9 @@ def evaluate_rule(
 ) -> Finding | None:
     """The finding for one rule, or ``None`` when it does not fire."""
     by_pattern = {p.id: hits.get(rule.pattern_key(p)) for p in rule.patterns}
+    found = [h is not None and h.count > 0 for h in by_pattern.values()]
+    if found and not (all(found) if rule.match is MatchMode.ALL else any(found)):
+        return None  # most rules: their lines are not in this log; no expression is parsed
     counts = {pid: (h.count if h else 0) for pid, h in by_pattern.items()}
     events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
     functions = _pattern_functions(counts, events_by_pattern)

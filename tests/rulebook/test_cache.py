@@ -472,3 +472,14 @@ def test_verbose_explain_says_why_the_cache_was_not_used(folder: Path) -> None:
     assert "cache" not in quiet.stderr
     assert "gpudoctor: " in loud.stderr and "cache" in loud.stderr
     assert str(folder) in loud.stderr
+
+
+def test_a_book_without_examples_from_the_cache_and_whole_again(pack: Path, folder: Path) -> None:
+    whole = load(pack)  # a miss: parsed from YAML, then cached
+    lean = load_rulebook([pack], bundled=False, examples=False)
+    assert [r.id for r in lean.rules] == [r.id for r in whole.rules]
+    assert not lean.has_examples
+    assert all(not r.examples_match and not r.examples_no_match for r in lean.rules)
+    again = lean.with_examples()
+    assert again.has_examples
+    assert [r.examples_match for r in again.rules] == [r.examples_match for r in whole.rules]

@@ -55,7 +55,9 @@ def fail(message: str, code: int) -> NoReturn:
     sys.exit(code)
 
 
-def load_book(rule_dirs: Sequence[Path], *, verbose: bool = False) -> RuleBook:
+def load_book(
+    rule_dirs: Sequence[Path], *, verbose: bool = False, examples: bool = True
+) -> RuleBook:
     """The bundled rules and the user's; invalid rules are listed and end the run (exit 2).
 
     With ``verbose``, what the rule cache had to say (refused, rebuilt) goes to stderr.
@@ -63,7 +65,7 @@ def load_book(rule_dirs: Sequence[Path], *, verbose: bool = False) -> RuleBook:
     from gpudoctor.rulebook.book import load_rulebook
 
     try:
-        book = load_rulebook(rule_dirs)
+        book = load_rulebook(rule_dirs, examples=examples)
     except RuleErrors as exc:
         for error in exc.errors:
             click.echo(str(error), err=True)

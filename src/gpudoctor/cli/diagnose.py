@@ -45,7 +45,7 @@ def diagnose(logs: tuple[str, ...], snapshot_path: Path | None, since: str, **op
     log) plus the job's logs (--log FILE).
     """
     out = OutputSettings(**options)
-    book = load_book(out.rule_dirs, verbose=out.verbose)
+    book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
     if snapshot_path is not None:
         snap = load_snapshot_file(snapshot_path)
         name = str(snapshot_path)

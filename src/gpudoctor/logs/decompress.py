@@ -12,12 +12,7 @@ RAR, ...) are named in a warning that says how to get the text out.
 
 from __future__ import annotations
 
-import bz2
 import importlib
-import lzma
-import tarfile
-import tempfile
-import zipfile
 import zlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -120,6 +115,11 @@ def _zstd_decompressor() -> _Decompressor | None:
     return decompressor
 
 
+def _module(name: str) -> Any:
+    """A standard-library decompression module, imported on first use (start-up time)."""
+    return importlib.import_module(name)
+
+
 @dataclass(frozen=True)
 class _Codec:
     """A compressed format: its magic bytes and how to get a decompressor for it."""
@@ -131,8 +131,10 @@ class _Codec:
 
 _CODECS = {
     "gzip": _Codec("gzip", (b"\x1f\x8b",), _Gunzip),
-    "bzip2": _Codec("bzip2", (b"BZh",), bz2.BZ2Decompressor),
-    "xz": _Codec("xz", (b"\xfd7zXZ\x00",), lzma.LZMADecompressor),
+    "bzip2": _Codec("bzip2", (b"BZh",), lambda: importlib.import_module("bz2").BZ2Decompressor()),
+    "xz": _Codec(
+        "xz", (b"\xfd7zXZ\x00",), lambda: importlib.import_module("lzma").LZMADecompressor()
+    ),
     # A zstd frame, or a skippable frame (0x184D2A50..5F, little-endian).
     "zstd": _Codec(
         "zstd",
@@ -154,9 +156,14 @@ _UNREADABLE = (
     (b"\xff\xd8\xff", "a JPEG image", "pass the log as text, not a screenshot"),
 )
 
-_ERRORS = (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, RuntimeError)
-"""What decompressors raise on damaged data (bz2 raises OSError; zstd its own ZstdError,
-a subclass of Exception, is caught by name below)."""
+
+def _errors() -> tuple[type[Exception], ...]:
+    """What decompressors raise on damaged data (bz2 raises OSError; zstd its own ZstdError,
+    a subclass of Exception, is caught by name below). Called only when an archive is read, so
+    lzma loads only for inputs that need it."""
+    import lzma
+
+    return (zlib.error, lzma.LZMAError, OSError, EOFError, ValueError, RuntimeError)
 
 
 def sniff(head: bytes) -> str | None:
@@ -400,6 +407,9 @@ def _tar_members(
     source: str, stream: Reader, stats: InputStats, chunk_bytes: int, depth: int
 ) -> Iterator[tuple[str, Iterator[bytes]]]:
     """Each regular file of a tar stream, read in order without seeking."""
+    import tarfile
+
+    damaged: tuple[type[Exception], ...] = (tarfile.TarError, *_errors())
     try:
         with tarfile.open(fileobj=stream, mode="r|") as archive:  # type: ignore[call-overload]
             for member in archive:
@@ -411,7 +421,7 @@ def _tar_members(
                 yield from _layers(
                     f"{source}:{member.name}", extracted, stats, chunk_bytes, depth + 1
                 )
-    except (tarfile.TarError, *_ERRORS) as exc:
+    except damaged as exc:
         stats.warn(
             source, f"the tar archive is damaged or truncated ({exc}); read what came before"
         )
@@ -427,6 +437,10 @@ def _zip_members(
 ) -> Iterator[tuple[str, Iterator[bytes]]]:
     """Each file of a zip archive. zip keeps its index at the end, so a zip that is not a
     seekable file of its own is first copied to a temporary file."""
+    import tempfile
+    import zipfile
+
+    damaged: tuple[type[Exception], ...] = (zipfile.BadZipFile, NotImplementedError, *_errors())
     with tempfile.TemporaryFile() as spool:
         if origin is not None:
             file: IO[bytes] = origin[0]
@@ -448,7 +462,7 @@ def _zip_members(
         try:
             archive = zipfile.ZipFile(file)
             members = [info for info in archive.infolist() if not info.is_dir()]
-        except (zipfile.BadZipFile, *_ERRORS) as exc:
+        except damaged as exc:
             stats.warn(
                 source, f"the zip archive is damaged ({exc}); unzip what you can and pass the logs"
             )
@@ -460,7 +474,7 @@ def _zip_members(
                     # bzip2 and lzma members decompress a whole read at once: keep reads small.
                     size = READ_BYTES if info.compress_type <= zipfile.ZIP_DEFLATED else 4096
                     yield from _layers(name, _Sized(member, size), stats, chunk_bytes, depth + 1)
-            except (zipfile.BadZipFile, NotImplementedError, *_ERRORS) as exc:
+            except damaged as exc:
                 stats.warn(name, f"cannot be read from the zip archive ({exc})")
 
 

@@ -122,9 +122,11 @@ def _file_name(key: str) -> str:
     return f"rules-{key}.json"
 
 
-def load_cached(key: str, files: Sequence[Path], notes: list[str]) -> tuple[Rule, ...] | None:
+def load_cached(
+    key: str, files: Sequence[Path], notes: list[str], *, examples: bool = True
+) -> tuple[Rule, ...] | None:
     """The cached pack of ``files`` (whose key is ``key``), or ``None`` when there is none or
-    it is not usable.
+    it is not usable; with ``examples`` false, the rules come without their examples.
 
     Why a cache could not be used (other than there being none yet) is appended to
     ``notes``, for ``-v``.
@@ -139,7 +141,7 @@ def load_cached(key: str, files: Sequence[Path], notes: list[str]) -> tuple[Rule
     try:
         data = _read_checked(folder_fd, _file_name(key), MAX_CACHE_BYTES, private=False)
         secret = _read_checked(folder_fd, SECRET_NAME, SECRET_SIZE, private=True)
-        rules = _decode(data, secret, key)
+        rules = _decode(data, secret, key, examples)
         # Every rule file's rules, in file order, as the loader gives them (a catalogue file
         # gives several): an empty pack or a pack of other files is never taken for this one.
         if list(dict.fromkeys(rule.path for rule in rules)) != [str(file) for file in files]:
@@ -191,7 +193,7 @@ def _encode(rules: tuple[Rule, ...], key: str) -> bytes:
     return json.dumps(data, separators=(",", ":")).encode()
 
 
-def _decode(data: bytes, secret: bytes, key: str) -> tuple[Rule, ...]:
+def _decode(data: bytes, secret: bytes, key: str, examples: bool = True) -> tuple[Rule, ...]:
     mac, newline, payload = data.partition(b"\n")
     if len(secret) != SECRET_SIZE:
         raise _Refused("the key file has the wrong size")
@@ -199,10 +201,10 @@ def _decode(data: bytes, secret: bytes, key: str) -> tuple[Rule, ...]:
     # A plain comparison: the MAC is checked on local files, where nobody times the check.
     if not newline or mac != expected:
         raise _Refused("its MAC does not verify")
-    return _parse(payload, key)
+    return _parse(payload, key, examples)
 
 
-def _parse(payload: bytes, key: str) -> tuple[Rule, ...]:
+def _parse(payload: bytes, key: str, examples: bool = True) -> tuple[Rule, ...]:
     content = json.loads(payload)
     if not isinstance(content, dict) or content.keys() != {"schema", "key", "rules"}:
         raise CodecError("not a rule cache")
@@ -211,7 +213,7 @@ def _parse(payload: bytes, key: str) -> tuple[Rule, ...]:
     rules = content["rules"]
     if not isinstance(rules, list):
         raise CodecError("rules are not a list")
-    return tuple(rule_from_data(rule) for rule in rules)
+    return tuple(rule_from_data(rule, examples=examples) for rule in rules)
 
 
 def _reason(exc: BaseException) -> str:

@@ -67,8 +67,12 @@ def rule_to_data(rule: Rule) -> list[object]:
     ]
 
 
-def rule_from_data(data: object) -> Rule:
-    """Rebuild a rule from :func:`rule_to_data`'s output; raises :class:`CodecError`."""
+def rule_from_data(data: object, *, examples: bool = True) -> Rule:
+    """Rebuild a rule from :func:`rule_to_data`'s output; raises :class:`CodecError`.
+
+    With ``examples`` false the rule's examples are left out (``explain`` never reads them,
+    and they are most of what there is to build).
+    """
     # Written for speed (list comprehensions, no per-field calls): it runs at every start.
     fields = dict(zip(RULE_FIELDS, _record(data, len(RULE_FIELDS), "rule"), strict=True))
     for name in _STR_FIELDS:
@@ -88,12 +92,15 @@ def rule_from_data(data: object) -> Rule:
         patterns=tuple([_pattern(p, path) for p in _list(fields.pop("patterns"))]),
         match=_member(_MATCH_MODES, fields.pop("match")),
         adjust=tuple([_adjustment(a) for a in _list(fields.pop("adjust"))]),
-        examples_match=tuple([_example(e, path) for e in _list(fields.pop("examples_match"))]),
-        examples_no_match=tuple(
-            [_example(e, path) for e in _list(fields.pop("examples_no_match"))]
-        ),
+        examples_match=_examples(fields.pop("examples_match"), path, examples),
+        examples_no_match=_examples(fields.pop("examples_no_match"), path, examples),
         **fields,  # type: ignore[arg-type]  # the str, tuple[str] and dict fields checked above
     )
+
+
+def _examples(data: object, path: str, wanted: bool) -> tuple[Example, ...]:
+    items = _list(data)
+    return tuple([_example(e, path) for e in items]) if wanted else ()
 
 
 def _pattern_to_data(pattern: Pattern) -> list[object]:

@@ -10,13 +10,14 @@ here rather than in the YAML file so that ranking never needs the YAML parser (s
 from __future__ import annotations
 
 from functools import cache
-from importlib import resources
 from typing import Any
 
 
 @cache
 def _data() -> dict[str, Any]:
-    from gpudoctor.yamlnodes import load_data  # YAML only when the causes are asked for
+    from importlib import resources  # both only when the causes are asked for (start-up)
+
+    from gpudoctor.yamlnodes import load_data
 
     text = resources.files("gpudoctor.rulebook").joinpath("taxonomy.yaml").read_text("utf-8")
     data = load_data(text, "taxonomy.yaml")
