@@ -176,3 +176,11 @@ def test_forced_colour_survives_a_pipe(runner: CliRunner, oom_log: Path) -> None
     assert "\x1b[" in coloured.stdout
     plain = runner.invoke(main, ["explain", "--no-color", str(oom_log)])
     assert "\x1b[" not in plain.stdout
+
+
+def test_rules_show_of_a_catalogue_rule_shows_that_rule_only() -> None:
+    result = CliRunner().invoke(main, ["rules", "show", "nvidia-xid-79"])
+    assert result.exit_code == 0
+    assert result.stdout.startswith("# generated from an entry of the catalogue ")
+    assert "id: nvidia-xid-79\n" in result.stdout
+    assert "nvidia-xid-13" not in result.stdout  # not the whole catalogue

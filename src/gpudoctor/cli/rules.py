@@ -67,8 +67,27 @@ def rules_show(rule_id: str, rule_dirs: tuple[Path, ...]) -> None:
         close = difflib.get_close_matches(rule_id, [r.id for r in book.rules], n=3)
         hint = f" (did you mean: {', '.join(close)}?)" if close else ""
         fail(f'no rule "{rule_id}"{hint}; see `gpudoctor rules list`', EXIT_USAGE)
-    click.echo(f"# {rule.path}")
-    click.echo(Path(rule.path).read_text(encoding="utf-8"), nl=False)
+    if Path(rule.path).stem == rule.id:
+        click.echo(f"# {rule.path}")
+        click.echo(Path(rule.path).read_text(encoding="utf-8"), nl=False)
+        return
+    # A rule generated from one entry of a catalogue: show that rule, not the whole catalogue.
+    import yaml
+
+    shown = {
+        "id": rule.id,
+        "cause": rule.cause,
+        "title": rule.title,
+        "severity": rule.severity.value,
+        "role": rule.role.value,
+        "confidence": rule.confidence,
+        "patterns": [{"id": p.id, "regex": p.regex} for p in rule.patterns],
+        "summary": rule.summary,
+        "fix": list(rule.fix),
+        "references": list(rule.references),
+    }
+    click.echo(f"# generated from an entry of the catalogue {rule.path}")
+    click.echo(yaml.safe_dump(shown, sort_keys=False, allow_unicode=True, width=100), nl=False)
 
 
 @rules.command("lint")
