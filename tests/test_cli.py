@@ -86,10 +86,58 @@ def test_one_unreadable_input_among_good_ones(
     assert "PyTorch ran out of GPU memory" in result.stdout
 
 
-def test_directory_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+def test_an_empty_directory_is_a_usage_error(runner: CliRunner, tmp_path: Path) -> None:
+    (tmp_path / ".hidden").mkdir()
+    (tmp_path / ".hidden" / "x.log").write_text("RuntimeError: CUDA error: out of memory\n")
     result = runner.invoke(main, ["explain", str(tmp_path)])
     assert result.exit_code == 2
-    assert "is a directory" in result.stderr
+    assert "is a directory with no files in it" in result.stderr
+
+
+def _job_tree(root: Path, oom_log: Path) -> None:
+    """A torchrun --log-dir tree: one rank ran out of memory, the other timed out."""
+    (root / "attempt_0" / "0").mkdir(parents=True)
+    (root / "attempt_0" / "1").mkdir(parents=True)
+    (root / "attempt_0" / "0" / "stderr.log").write_text(
+        "[E ProcessGroupNCCL.cpp:616] [Rank 0] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=88, OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600412 milliseconds "
+        "before timing out.\n"
+    )
+    (root / "attempt_0" / "1" / "stderr.log").write_bytes(oom_log.read_bytes())
+
+
+def test_a_directory_is_read_recursively(runner: CliRunner, oom_log: Path, tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    _job_tree(job, oom_log)
+    result = runner.invoke(main, ["explain", "--format", "json", str(job)])
+    assert result.exit_code == 0, result.stderr
+    report = json.loads(result.stdout)
+    names = [i["name"] for i in report["inputs"]]
+    assert names == [
+        str(job / "attempt_0" / "0" / "stderr.log"),
+        str(job / "attempt_0" / "1" / "stderr.log"),
+    ]
+    assert report["diagnoses"][0]["cause"] == "gpu_oom"
+
+
+def test_a_recursive_glob_is_expanded(runner: CliRunner, oom_log: Path, tmp_path: Path) -> None:
+    job = tmp_path / "job"
+    _job_tree(job, oom_log)
+    pattern = str(job / "**" / "*.log")
+    result = runner.invoke(main, ["explain", "--format", "json", pattern])
+    assert result.exit_code == 0, result.stderr
+    assert len(json.loads(result.stdout)["inputs"]) == 2
+    nothing = runner.invoke(main, ["explain", str(job / "**" / "*.txt")])
+    assert nothing.exit_code == 2
+    assert "no file matches" in nothing.stderr
+
+
+def test_diagnose_takes_log_files_as_arguments(runner: CliRunner, oom_log: Path) -> None:
+    snapshot = Path(__file__).parent / "snapshot" / "fixtures" / "healthy-8xh100.json"
+    args = ["diagnose", "--snapshot", str(snapshot), "--format", "json", str(oom_log)]
+    result = runner.invoke(main, args)
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["diagnoses"][0]["cause"] == "gpu_oom"
 
 
 def test_markdown_redacts(runner: CliRunner, tmp_path: Path) -> None:

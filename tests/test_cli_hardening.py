@@ -315,8 +315,8 @@ def test_empty_log_with_a_snapshot_still_reports(tmp_path: Path) -> None:
 def test_diagnose_without_logs_suggests_log_option() -> None:
     result = CliRunner().invoke(main, ["diagnose", "--snapshot", str(SNAPSHOT), "--no-color"])
     assert result.exit_code == 0, result.output
-    assert "no --log given" in result.stderr
-    assert "--log FILE" in result.stderr
+    assert "no logs given" in result.stderr
+    assert "--log 'logs/**/*.log'" in result.stderr
     assert "gpudoctor diagnose --log FILE" in result.stdout
     assert "run `gpudoctor diagnose`" not in result.stdout
 
@@ -325,7 +325,7 @@ def test_diagnose_with_logs_gives_no_hint() -> None:
     args = ["diagnose", "--snapshot", str(SNAPSHOT), "--log", str(OOM_LOG)]
     result = CliRunner().invoke(main, args)
     assert result.exit_code == 0
-    assert "no --log given" not in result.stderr
+    assert "no logs given" not in result.stderr
 
 
 # --- options and commands -------------------------------------------------------------------

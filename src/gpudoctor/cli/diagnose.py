@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from gpudoctor.cli.app import load_book
-from gpudoctor.cli.inputs import collect_live, expand_logs, load_snapshot_file, log_inputs
+from gpudoctor.cli.inputs import collect_live, load_snapshot_file, log_inputs
 from gpudoctor.cli.options import (
     OutputSettings,
     output_options,
@@ -19,18 +19,19 @@ from gpudoctor.cli.options import (
 from gpudoctor.pipeline import diagnose as diagnose_core
 
 NO_LOGS_HINT = (
-    "gpudoctor: no --log given: diagnosing from the machine's state and kernel log alone; "
-    "add the job's logs with --log FILE (repeatable, globs allowed: --log 'rank*.log')"
+    "gpudoctor: no logs given: diagnosing from the machine's state and kernel log alone; "
+    "add the job's logs: gpudoctor diagnose train.log, a directory, or --log 'logs/**/*.log'"
 )
 
 
 @click.command(short_help="Diagnose a crash here: live snapshot, kernel log and logs.")
+@click.argument("files", nargs=-1)
 @click.option(
     "--log",
     "logs",
     multiple=True,
     metavar="FILE",
-    help="A log of the job (repeatable; globs allowed: --log 'rank*.log').",
+    help="A log of the job (repeatable; a directory or a glob: --log 'logs/**/*.log').",
 )
 @click.option(
     "--snapshot",
@@ -40,9 +41,15 @@ NO_LOGS_HINT = (
 )
 @since_option
 @output_options
-def diagnose(logs: tuple[str, ...], snapshot_path: Path | None, since: str, **options: Any) -> None:
+def diagnose(
+    files: tuple[str, ...],
+    logs: tuple[str, ...],
+    snapshot_path: Path | None,
+    since: str,
+    **options: Any,
+) -> None:
     """Diagnose a crash on the machine where it happened: a live snapshot (GPUs, host, kernel
-    log) plus the job's logs (--log FILE).
+    log) plus the job's logs (FILES or --log: files, directories, globs).
     """
     out = OutputSettings(**options)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
@@ -52,7 +59,7 @@ def diagnose(logs: tuple[str, ...], snapshot_path: Path | None, since: str, **op
     else:
         snap = collect_live(parse_duration(since))  # the report lists what could not be read
         name = "live"
-    if not logs:
+    if not logs and not files:
         click.echo(NO_LOGS_HINT, err=True)
-    report = diagnose_core(book, log_inputs(expand_logs(logs)), snap, name)
+    report = diagnose_core(book, log_inputs([*files, *logs]), snap, name)
     print_report_and_exit(report, out, snapshot=True)

@@ -14,8 +14,6 @@ from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-import click
-
 from gpudoctor.cli.app import EXIT_USAGE, fail
 from gpudoctor.errors import GpudoctorError, SnapshotError
 from gpudoctor.pipeline import LogInput
@@ -24,22 +22,49 @@ if TYPE_CHECKING:
     from gpudoctor.snapshot.model import Snapshot
 
 
-def log_inputs(files: Sequence[str]) -> list[LogInput]:
-    """Log files by name (``-`` is standard input); a directory is a usage error."""
+def log_inputs(names: Sequence[str]) -> list[LogInput]:
+    """Logs by name: ``-`` is standard input, a directory stands for every file below it
+    (a torchrun ``--log-dir`` tree, a Slurm output folder), a glob (``'logs/**/*.log'``) for the
+    files it matches. A directory or glob that gives no file is a usage error."""
     inputs: list[LogInput] = []
-    for name in files:
+    for name in names:
         if name == "-":
             inputs.append(LogInput("<stdin>", _stdin_opener, kind="stdin"))
             continue
         path = Path(name)
         try:
             is_dir = path.is_dir()
+            exists = is_dir or path.exists()
         except OSError:  # a name too long, a component not a directory: reading says why
-            is_dir = False
+            is_dir = exists = False
         if is_dir:
-            fail(f"{name} is a directory; give the log files in it", EXIT_USAGE)
-        inputs.append(LogInput.from_path(path, name))
+            found = files_below(path)
+            if not found:
+                fail(f"{name} is a directory with no files in it", EXIT_USAGE)
+            inputs.extend(LogInput.from_path(file, str(file)) for file in found)
+        elif not exists and glob.has_magic(name):
+            matches = [Path(m) for m in sorted(glob.glob(name, recursive=True))]
+            files = [m for m in matches if m.is_file()]
+            if not files:
+                fail(f"{name}: no file matches", EXIT_USAGE)
+            inputs.extend(LogInput.from_path(file, str(file)) for file in files)
+        else:
+            inputs.append(LogInput.from_path(path, name))
     return inputs
+
+
+def files_below(folder: Path) -> list[Path]:
+    """Every regular file below ``folder``, in name order; hidden files and folders (``.git``,
+    ``.ipynb_checkpoints``) and symbolic links to folders are left out."""
+    found: list[Path] = []
+    for root, dirs, files in os.walk(folder):
+        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        found.extend(
+            Path(root) / f
+            for f in sorted(files)
+            if not f.startswith(".") and (Path(root) / f).is_file()
+        )
+    return found
 
 
 def _stdin_opener() -> BinaryIO:
@@ -53,20 +78,6 @@ def _has_fileno() -> bool:
     except (OSError, ValueError, AttributeError):
         return False
     return True
-
-
-def expand_logs(patterns: Sequence[str]) -> list[str]:
-    """Log paths from ``--log`` values; shell-style globs are expanded (sorted)."""
-    files: list[str] = []
-    for pattern in patterns:
-        if glob.has_magic(pattern) and not Path(pattern).exists():
-            matches = sorted(glob.glob(pattern))
-            if not matches:
-                click.echo(f"gpudoctor: --log {pattern}: no file matches", err=True)
-            files.extend(matches)
-        else:
-            files.append(pattern)
-    return files
 
 
 def load_snapshot_file(path: Path) -> Snapshot:
