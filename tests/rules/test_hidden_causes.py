@@ -43,13 +43,6 @@ def _causes(text: str, book: RuleBook) -> list[tuple[str, float]]:
             "gpu_oom",
         ),
         (
-            "[rank3]:[E ProcessGroupNCCL.cpp:563] [Rank 3] Watchdog caught collective operation "
-            "timeout: WorkNCCL(SeqNum=9120, OpType=ALLREDUCE, NumelIn=2048, NumelOut=2048, "
-            "Timeout(ms)=600000) ran for 600114 milliseconds before timing out.\n",
-            "nccl_failure",
-            "gpu_oom",
-        ),
-        (
             "RuntimeError: CUDA error: unspecified launch failure\n"
             "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
             "illegal_memory_access",
