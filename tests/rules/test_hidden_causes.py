@@ -1,0 +1,104 @@
+"""Hidden causes offered as alternatives behind a strong surface signature.
+
+Each log is written from the message formats with our own numbers, hosts and paths. The
+surface diagnosis must stay first; the usual hidden cause must follow it, below the alarm
+threshold, and be folded into the real diagnosis when the log shows that cause itself.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.pipeline import explain_text
+from gpudoctor.rulebook.book import RuleBook, load_rulebook
+
+ALARM = 0.5
+
+
+@pytest.fixture(scope="module")
+def book() -> RuleBook:
+    return load_rulebook()
+
+
+def _causes(text: str, book: RuleBook) -> list[tuple[str, float]]:
+    return [(d.cause, d.confidence) for d in explain_text(text, book).causes]
+
+
+@pytest.mark.parametrize(
+    ("text", "surface", "hidden"),
+    [
+        (
+            "Traceback (most recent call last):\n"
+            '  File "/home/ana/fit.py", line 31, in <module>\n'
+            "    logits = head(features)\n"
+            "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+            "`cublasCreate(handle)`\n",
+            "cudnn_cublas_init",
+            "gpu_oom",
+        ),
+        (
+            "2024-03-02 10:00:01.000001: E tensorflow/stream_executor/cuda/cuda_dnn.cc:361] "
+            "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n",
+            "cudnn_cublas_init",
+            "gpu_oom",
+        ),
+        (
+            "RuntimeError: CUDA error: unspecified launch failure\n"
+            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
+            "illegal_memory_access",
+            "xid_hardware",
+        ),
+        (
+            "[81234.551020] NVRM: Xid (PCI:0000:c1:00): 79, pid=40112, name=python, "
+            "GPU has fallen off the bus.\n",
+            "xid_hardware",
+            "thermal_power",
+        ),
+        (
+            "[I 14:20:01.101 NotebookApp] Kernel started: 11111111-2222-3333-4444-555555555555\n"
+            "The kernel appears to have died. It will restart automatically.\n",
+            "jupyter_kernel_died",
+            "host_oom",
+        ),
+    ],
+)
+def test_the_hidden_cause_follows_the_surface_one(
+    text: str, surface: str, hidden: str, book: RuleBook
+) -> None:
+    causes = _causes(text, book)
+    names = [c for c, _ in causes]
+    assert names[0] == surface
+    assert hidden in names[1:3]
+    lead = dict(causes)[hidden]
+    assert lead < ALARM
+    assert lead < causes[0][1]
+
+
+def test_the_lead_is_folded_into_a_real_oom(book: RuleBook) -> None:
+    text = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 512.00 MiB. GPU 0 has a "
+        "total capacity of 23.65 GiB of which 101.44 MiB is free.\n"
+        "RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED\n"
+    )
+    names = [c for c, _ in _causes(text, book)]
+    assert names[0] == "gpu_oom"
+    assert names.count("gpu_oom") == 1
+
+
+def test_the_lead_is_folded_into_an_observed_thermal_finding(book: RuleBook) -> None:
+    text = (
+        "[ 700.100000] NVRM: Xid (PCI:0000:17:00): 54, pid=3310, name=trainer, Ch 00000000\n"
+        "[ 702.200000] NVRM: Xid (PCI:0000:17:00): 79, pid=3310, name=trainer, "
+        "GPU has fallen off the bus.\n"
+    )
+    thermal = [conf for c, conf in _causes(text, book) if c == "thermal_power"]
+    assert len(thermal) == 1 and thermal[0] >= ALARM  # Xid 54's finding, the lead folded in
+
+
+def test_a_healthy_cudnn_log_has_no_lead(book: RuleBook) -> None:
+    text = (
+        "I tensorflow/stream_executor/platform/default/dso_loader.cc:53] Successfully opened "
+        "dynamic library libcudnn.so.8\n"
+        "Epoch 1/3 - loss: 0.6931\n"
+    )
+    assert _causes(text, book) == []
