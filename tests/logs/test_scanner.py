@@ -150,3 +150,70 @@ def test_a_pack_too_large_for_one_re2_set_is_split(tmp_path: Path) -> None:
     found = {key: hits.count for key, hits in scanner.hits.items() if hits.count}
     assert found == {"gen-4999/p": 1, "gen-12/p": 1}
     assert scanner.hits["gen-4999/p"].first[0].captures == {"mod": "loader"}
+
+
+def _kept(hits: scanner_module.PatternHits) -> tuple[int, bool, list[tuple[int, str]]]:
+    return hits.count, hits.saturated, [(e.line, e.text) for e in hits.events()]
+
+
+def test_a_saturated_pattern_leaves_the_set_and_its_last_lines_are_still_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(scanner_module, "SATURATION", 50)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 4096)
+    # Progress lines, then a long stretch without any, then a few more at the very end.
+    data = (
+        b"".join(b"step %d loss 0.5\n" % i for i in range(1, 3001))
+        + b"".join(b"evaluating shard %d\n" % i for i in range(3001, 6001))
+        + b"step 6001 loss 0.4\nstep 6002 loss 0.3\nKilled\n"
+    )
+    specs = [PatternSpec("r/loss", r"\bloss (?P<v>[0-9.]+)"), PatternSpec("r/k", r"^Killed$")]
+    hits = scan(specs, data).hits
+    count, saturated, kept = _kept(hits["r/loss"])
+    assert saturated and 50 <= count < 3002
+    assert kept[:KEEP_FIRST] == [(n, f"step {n} loss 0.5") for n in range(1, 6)]
+    assert kept[KEEP_FIRST:] == [
+        (2998, "step 2998 loss 0.5"),
+        (2999, "step 2999 loss 0.5"),
+        (3000, "step 3000 loss 0.5"),
+        (6001, "step 6001 loss 0.4"),
+        (6002, "step 6002 loss 0.3"),
+    ]
+    assert hits["r/loss"].last[-1].captures == {"v": "0.3"}
+    assert _kept(hits["r/k"]) == (1, False, [(6003, "Killed")])
+    # Keeping the saturated pattern in the set (no rebuild) finds exactly the same.
+    monkeypatch.setattr(scanner_module, "MAX_SET_REBUILDS", 0)
+    again = scan(specs, data).hits
+    assert _kept(again["r/loss"]) == _kept(hits["r/loss"])
+
+
+def test_pieces_cover_the_block_in_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 16)
+    data = b"short\n" + b"x" * 40 + b"\nab\ncd\nef\ngh\nij\nkl\n"
+    pieces = list(scanner_module._pieces(data))
+    assert b"".join(data[s:e] for s, e in pieces) == data
+    assert all(data[e - 1 : e] == b"\n" for _, e in pieces)
+    # Each piece but the last holds at least SET_PIECE bytes, then runs to its line's end.
+    assert [data[s:e] for s, e in pieces] == [
+        b"short\n" + b"x" * 40 + b"\n",
+        b"ab\ncd\nef\ngh\nij\nkl\n",
+    ]
+
+
+def test_patterns_are_found_across_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 64)
+    lines = [b"filler line %d of the log" % i for i in range(1, 401)]
+    for n in (7, 150, 151, 399):
+        lines[n - 1] = b"RuntimeError: CUDA error: an illegal memory access (%d)" % n
+    specs = [PatternSpec("r/ima", r"illegal memory access \((?P<n>\d+)\)", captures={"n": _INT})]
+    hits = scan(specs, b"\n".join(lines) + b"\n").hits["r/ima"]
+    assert hits.count == 4
+    assert [(e.line, e.captures["n"]) for e in hits.events()] == [
+        (7, 7),
+        (150, 150),
+        (151, 151),
+        (399, 399),
+    ]
+
+
+_INT = CaptureType.INT
