@@ -217,3 +217,51 @@ def test_patterns_are_found_across_pieces(monkeypatch: pytest.MonkeyPatch) -> No
 
 
 _INT = CaptureType.INT
+
+
+def test_pieces_and_rebuilds_never_change_what_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Several patterns, some saturating early (SATURATION 3), others rare, over small blocks:
+    # cut in tiny pieces and with saturated patterns taken out of the set, the hits are those
+    # of one whole-block set pass that keeps every pattern.
+    monkeypatch.setattr(scanner_module, "SATURATION", 3)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 1024)
+    lines = []
+    for i in range(1, 3001):
+        if i % 7 == 0:
+            lines.append(b"step %d loss %d.5 grad_norm 0.%d" % (i, i % 10, i % 9))
+        elif i % 97 == 0:
+            lines.append(b"RuntimeError: CUDA error: out of memory (%d)" % i)
+        elif i % 1000 == 0:
+            lines.append(b"Killed")
+        elif i in (10, 20, 30):
+            lines.append(b"NCCL WARN retry %d" % i)
+        else:
+            lines.append(b"plain line %d" % i)
+    data = b"\n".join(lines) + b"\n"
+    specs = [
+        PatternSpec("r/loss", r"\bloss (?P<v>\d+\.\d+)", captures={"v": CaptureType.FLOAT}),
+        PatternSpec("r/gn", r"grad_norm (?P<g>[0-9.]+)"),
+        PatternSpec("r/oom", r"CUDA error: out of memory \((?P<n>\d+)\)"),
+        PatternSpec("r/k", r"^Killed$"),
+        PatternSpec("r/w", r"NCCL WARN"),
+    ]
+
+    def hits() -> dict[str, tuple[int, bool, list[tuple[int, str, object]]]]:
+        found = scan(specs, data).hits
+        return {
+            key: (h.count, h.saturated, [(e.line, e.text, dict(e.captures)) for e in h.events()])
+            for key, h in found.items()
+        }
+
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 64)
+    monkeypatch.setattr(scanner_module, "MAX_SET_REBUILDS", 1)
+    cut = hits()
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 1 << 30)
+    monkeypatch.setattr(scanner_module, "MAX_SET_REBUILDS", 0)
+    assert cut == hits()
+    # Three matches (= SATURATION) but the last is on the last line: counted, not saturated.
+    assert cut["r/k"] == (3, False, [(n, "Killed", {}) for n in (1000, 2000, 3000)])
+    assert cut["r/loss"][1] and cut["r/loss"][2][-1][0] == 2996
+    assert len(cut["r/loss"][2]) == KEEP_FIRST + KEEP_LAST  # first ones filled by tail ones
+    # SATURATION reached with the block going on: saturated (its count may be a lower bound).
+    assert cut["r/w"][:2] == (3, True)

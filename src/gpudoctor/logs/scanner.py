@@ -312,29 +312,49 @@ class Scanner:
         data = block.data
         cursor = _LineCursor(block)
         pending: deque[tuple[re2._Match, int, int, bool]] = deque(maxlen=KEEP_LAST)
-        while pos < limit:
+        found: list[tuple[re2._Match, int, int]] | None = None
+        # ``pos < len(data)``, not ``< limit``: a pattern is marked saturated as soon as it
+        # has SATURATION matches and the block goes on, wherever its last piece ends.
+        while pos < len(data):
             if hits.count >= SATURATION:
                 if not hits.saturated:
                     hits.saturated = True
                     self._newly_saturated.append(index)
-                tail = self._tail_matches(regex, data, pos, limit)
-                hits.count += len(tail)
-                pending.extend((match, start, end, True) for match, start, end in tail)
+                found = self._tail_matches(regex, data, pos, limit)
                 break
-            found = _line_match(regex, data, pos, limit)
-            if found is None:
+            line = _line_match(regex, data, pos, limit)
+            if line is None:
                 break
-            match, start, end = found
-            if len(hits.first) < KEEP_FIRST:
-                line_no = cursor.line_of(start, end)
-                hits.add(self._event(spec, match, block, line_no, data[start:end], input_index))
-            else:
-                hits.count += 1
-                pending.append((match, start, end, False))
-            pos = end + 1
+            self._keep(hits, pending, cursor, spec, block, input_index, *line, from_end=False)
+            pos = line[2] + 1
+        for match, start, end in found or ():
+            self._keep(hits, pending, cursor, spec, block, input_index, match, start, end, True)
         for match, start, end, from_end in pending:
             line_no = cursor.line_of(start, end, from_end)
             hits.last.append(self._event(spec, match, block, line_no, data[start:end], input_index))
+
+    def _keep(
+        self,
+        hits: PatternHits,
+        pending: deque[tuple[re2._Match, int, int, bool]],
+        cursor: _LineCursor,
+        spec: PatternSpec,
+        block: Block,
+        input_index: int,
+        match: re2._Match,
+        start: int,
+        end: int,
+        from_end: bool,
+    ) -> None:
+        """Count one matching line: its event is made now while the first ones are being
+        kept, else the line waits in ``pending`` (the block's last lines) and is counted."""
+        if len(hits.first) < KEEP_FIRST:
+            line_no = cursor.line_of(start, end, from_end)
+            raw = block.data[start:end]
+            hits.add(self._event(spec, match, block, line_no, raw, input_index))
+        else:
+            hits.count += 1
+            pending.append((match, start, end, from_end))
 
     @staticmethod
     def _tail_matches(
