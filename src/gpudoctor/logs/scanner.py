@@ -41,10 +41,11 @@ MAX_TAIL_WINDOW = 256 << 10
 """A saturated pattern's last matches are searched backwards from a block's end in windows
 growing from :data:`TAIL_WINDOW` to :data:`MAX_TAIL_WINDOW` bytes."""
 MAX_SET_REBUILDS = 1
+"""How many times one scanner compiles its sets again to take saturated patterns out (a
+second rebuild, for a pattern saturating later, cost more than it saved on the benchmark)."""
 SET_PIECE = 256 << 10
 """The set pass looks at a block in pieces of about this many bytes (whole lines), so that a
 pattern found in a block is then searched only over the pieces where it occurs."""
-"""How many times one scanner compiles its sets again to take saturated patterns out."""
 MAX_EVIDENCE_CHARS = 1000
 """Longest line text kept in an event; longer lines are shortened with an ellipsis."""
 
