@@ -150,3 +150,118 @@ def test_a_pack_too_large_for_one_re2_set_is_split(tmp_path: Path) -> None:
     found = {key: hits.count for key, hits in scanner.hits.items() if hits.count}
     assert found == {"gen-4999/p": 1, "gen-12/p": 1}
     assert scanner.hits["gen-4999/p"].first[0].captures == {"mod": "loader"}
+
+
+def _kept(hits: scanner_module.PatternHits) -> tuple[int, bool, list[tuple[int, str]]]:
+    return hits.count, hits.saturated, [(e.line, e.text) for e in hits.events()]
+
+
+def test_a_saturated_pattern_leaves_the_set_and_its_last_lines_are_still_found(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(scanner_module, "SATURATION", 50)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 4096)
+    # Progress lines, then a long stretch without any, then a few more at the very end.
+    data = (
+        b"".join(b"step %d loss 0.5\n" % i for i in range(1, 3001))
+        + b"".join(b"evaluating shard %d\n" % i for i in range(3001, 6001))
+        + b"step 6001 loss 0.4\nstep 6002 loss 0.3\nKilled\n"
+    )
+    specs = [PatternSpec("r/loss", r"\bloss (?P<v>[0-9.]+)"), PatternSpec("r/k", r"^Killed$")]
+    hits = scan(specs, data).hits
+    count, saturated, kept = _kept(hits["r/loss"])
+    assert saturated and 50 <= count < 3002
+    assert kept[:KEEP_FIRST] == [(n, f"step {n} loss 0.5") for n in range(1, 6)]
+    assert kept[KEEP_FIRST:] == [
+        (2998, "step 2998 loss 0.5"),
+        (2999, "step 2999 loss 0.5"),
+        (3000, "step 3000 loss 0.5"),
+        (6001, "step 6001 loss 0.4"),
+        (6002, "step 6002 loss 0.3"),
+    ]
+    assert hits["r/loss"].last[-1].captures == {"v": "0.3"}
+    assert _kept(hits["r/k"]) == (1, False, [(6003, "Killed")])
+    # Keeping the saturated pattern in the set (no rebuild) finds exactly the same.
+    monkeypatch.setattr(scanner_module, "MAX_SET_REBUILDS", 0)
+    again = scan(specs, data).hits
+    assert _kept(again["r/loss"]) == _kept(hits["r/loss"])
+
+
+def test_pieces_cover_the_block_in_whole_lines(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 16)
+    data = b"short\n" + b"x" * 40 + b"\nab\ncd\nef\ngh\nij\nkl\n"
+    pieces = list(scanner_module._pieces(data))
+    assert b"".join(data[s:e] for s, e in pieces) == data
+    assert all(data[e - 1 : e] == b"\n" for _, e in pieces)
+    # Each piece but the last holds at least SET_PIECE bytes, then runs to its line's end.
+    assert [data[s:e] for s, e in pieces] == [
+        b"short\n" + b"x" * 40 + b"\n",
+        b"ab\ncd\nef\ngh\nij\nkl\n",
+    ]
+
+
+def test_patterns_are_found_across_pieces(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 64)
+    lines = [b"filler line %d of the log" % i for i in range(1, 401)]
+    for n in (7, 150, 151, 399):
+        lines[n - 1] = b"RuntimeError: CUDA error: an illegal memory access (%d)" % n
+    specs = [PatternSpec("r/ima", r"illegal memory access \((?P<n>\d+)\)", captures={"n": _INT})]
+    hits = scan(specs, b"\n".join(lines) + b"\n").hits["r/ima"]
+    assert hits.count == 4
+    assert [(e.line, e.captures["n"]) for e in hits.events()] == [
+        (7, 7),
+        (150, 150),
+        (151, 151),
+        (399, 399),
+    ]
+
+
+_INT = CaptureType.INT
+
+
+def test_pieces_and_rebuilds_never_change_what_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Several patterns, some saturating early (SATURATION 3), others rare, over small blocks:
+    # cut in tiny pieces and with saturated patterns taken out of the set, the hits are those
+    # of one whole-block set pass that keeps every pattern.
+    monkeypatch.setattr(scanner_module, "SATURATION", 3)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 1024)
+    lines = []
+    for i in range(1, 3001):
+        if i % 7 == 0:
+            lines.append(b"step %d loss %d.5 grad_norm 0.%d" % (i, i % 10, i % 9))
+        elif i % 97 == 0:
+            lines.append(b"RuntimeError: CUDA error: out of memory (%d)" % i)
+        elif i % 1000 == 0:
+            lines.append(b"Killed")
+        elif i in (10, 20, 30):
+            lines.append(b"NCCL WARN retry %d" % i)
+        else:
+            lines.append(b"plain line %d" % i)
+    data = b"\n".join(lines) + b"\n"
+    specs = [
+        PatternSpec("r/loss", r"\bloss (?P<v>\d+\.\d+)", captures={"v": CaptureType.FLOAT}),
+        PatternSpec("r/gn", r"grad_norm (?P<g>[0-9.]+)"),
+        PatternSpec("r/oom", r"CUDA error: out of memory \((?P<n>\d+)\)"),
+        PatternSpec("r/k", r"^Killed$"),
+        PatternSpec("r/w", r"NCCL WARN"),
+    ]
+
+    def hits() -> dict[str, tuple[int, bool, list[tuple[int, str, object]]]]:
+        found = scan(specs, data).hits
+        return {
+            key: (h.count, h.saturated, [(e.line, e.text, dict(e.captures)) for e in h.events()])
+            for key, h in found.items()
+        }
+
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 64)
+    monkeypatch.setattr(scanner_module, "MAX_SET_REBUILDS", 1)
+    cut = hits()
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 1 << 30)
+    monkeypatch.setattr(scanner_module, "MAX_SET_REBUILDS", 0)
+    assert cut == hits()
+    # Three matches (= SATURATION) but the last is on the last line: counted, not saturated.
+    assert cut["r/k"] == (3, False, [(n, "Killed", {}) for n in (1000, 2000, 3000)])
+    assert cut["r/loss"][1] and cut["r/loss"][2][-1][0] == 2996
+    assert len(cut["r/loss"][2]) == KEEP_FIRST + KEEP_LAST  # first ones filled by tail ones
+    # SATURATION reached with the block going on: saturated (its count may be a lower bound).
+    assert cut["r/w"][:2] == (3, True)

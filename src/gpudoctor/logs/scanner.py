@@ -4,21 +4,26 @@ Patterns are RE2 regular expressions (google-re2), matched against one line at a
 runs in time linear in the input whatever the pattern, so no rule can make a scan backtrack
 catastrophically. Each block goes first through one RE2 *set* holding every pattern, which
 says in a single pass which patterns occur in the block at all; only those are then searched
-line by line for their matches and captures. A pack too large for one set (several thousand
-patterns) is split over a few sets. Lines that match nothing are never decoded.
+line by line for their matches and captures. The set looks at the block in pieces of
+:data:`SET_PIECE` bytes, so a pattern is searched only from the first to the last piece where
+it occurs (a crash at the end of a 4 MB block costs a search of its last piece, not of the
+whole block). A pack too large for one set (several thousand patterns) is split over a few
+sets. Lines that match nothing are never decoded.
 
 A match becomes an :class:`Event` with the source, the line number, the decoded line and the
 typed captures. The scanner keeps the first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST`
-events of each pattern and counts the rest, so memory is bounded however often a pattern
-occurs; a pattern that matches more than :data:`SATURATION` lines (an epoch counter on every
-line) is then only searched at the end of each block, so time stays bounded too.
+events of each pattern and counts the rest (only kept lines are decoded and their captures
+converted), so memory is bounded however often a pattern occurs; a pattern that matches more
+than :data:`SATURATION` lines (an epoch counter on every line) is then only searched at the
+end of each block, and is taken out of the set (:data:`MAX_SET_REBUILDS`), so time stays
+bounded too.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import deque
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import re2
@@ -35,6 +40,12 @@ TAIL_WINDOW = 1 << 10
 MAX_TAIL_WINDOW = 256 << 10
 """A saturated pattern's last matches are searched backwards from a block's end in windows
 growing from :data:`TAIL_WINDOW` to :data:`MAX_TAIL_WINDOW` bytes."""
+MAX_SET_REBUILDS = 1
+"""How many times one scanner compiles its sets again to take saturated patterns out (a
+second rebuild, for a pattern saturating later, cost more than it saved on the benchmark)."""
+SET_PIECE = 256 << 10
+"""The set pass looks at a block in pieces of about this many bytes (whole lines), so that a
+pattern found in a block is then searched only over the pieces where it occurs."""
 MAX_EVIDENCE_CHARS = 1000
 """Longest line text kept in an event; longer lines are shortened with an ellipsis."""
 
@@ -161,86 +172,199 @@ def _line_match(
     return None
 
 
-def _compile_sets(specs: Sequence[PatternSpec], start: int, stop: int) -> list[tuple[int, re2.Set]]:
-    """RE2 sets covering ``specs[start:stop]``, each with the index of its first pattern.
+class _LineCursor:
+    """Line numbers of positions in one block, asked for in increasing order: counted
+    forwards from the last position asked, or backwards from the block's end for the matches
+    that the tail search found near it."""
+
+    def __init__(self, block: Block) -> None:
+        self._data = block.data
+        self._pos = 0
+        self._line = block.first_line
+        self._last_line = block.first_line + block.line_count - 1
+
+    def line_of(self, start: int, end: int, from_end: bool = False) -> int:
+        """The number of the line from ``start`` (its first byte) to ``end`` (its newline)."""
+        data = self._data
+        if not from_end:
+            self._line += data.count(b"\n", self._pos, start)
+        else:
+            self._line = self._last_line - data.count(b"\n", end + 1)
+        self._pos = start
+        return self._line
+
+
+def _pieces(data: bytes) -> Iterator[tuple[int, int]]:
+    """``data`` cut into spans of whole lines of about :data:`SET_PIECE` bytes (a line
+    longer than that is a piece of its own)."""
+    size = len(data)
+    start = 0
+    while start < size:
+        cut = data.find(b"\n", min(start + SET_PIECE, size) - 1)
+        end = size if cut < 0 else cut + 1
+        yield start, end
+        start = end
+
+
+def _compile_sets(
+    specs: Sequence[PatternSpec], indices: Sequence[int]
+) -> list[tuple[list[int], re2.Set]]:
+    """RE2 sets covering ``specs[i]`` for each ``i`` in ``indices``, each with the spec index
+    of its patterns in the order they were added.
 
     One set holds every pattern when it fits RE2's memory budget (a few thousand patterns);
-    past that, the range is halved until each half compiles, so a large user pack costs a few
+    past that, the list is halved until each half compiles, so a large user pack costs a few
     passes per block instead of failing.
     """
     pattern_set = re2.Set.SearchSet(regex_options())
-    for spec in specs[start:stop]:
+    for index in indices:
+        spec = specs[index]
         pattern_set.Add(_effective(spec.regex, spec.ignore_case).encode("utf-8"))
     try:
         pattern_set.Compile()
     except re2.error:
-        if stop - start == 1:
+        if len(indices) == 1:
             raise ValueError(
-                f"pattern {specs[start].key} is too large for RE2's memory budget"
+                f"pattern {specs[indices[0]].key} is too large for RE2's memory budget"
             ) from None
-        middle = (start + stop) // 2
-        return _compile_sets(specs, start, middle) + _compile_sets(specs, middle, stop)
-    return [(start, pattern_set)]
+        middle = len(indices) // 2
+        return _compile_sets(specs, indices[:middle]) + _compile_sets(specs, indices[middle:])
+    return [(list(indices), pattern_set)]
 
 
 class Scanner:
-    """Scans blocks for many patterns at once and collects their events."""
+    """Scans blocks for many patterns at once and collects their events.
+
+    A pattern that saturates is taken out of the sets before the next block (they are
+    compiled again without it, at most :data:`MAX_SET_REBUILDS` times per scanner): from then
+    on only its tail is searched, in every block, and the set pass no longer pays for a
+    pattern that matches every line.
+    """
 
     def __init__(self, patterns: Sequence[PatternSpec]) -> None:
         self._specs = list(patterns)
         # Compiled one by one only when the set first finds the pattern in a block: most
         # patterns never match, and compiling them all would dominate short runs.
         self._compiled: list[re2._Regexp | None] = [None] * len(self._specs)
-        self._sets = _compile_sets(self._specs, 0, len(self._specs)) if self._specs else []
+        self._sets = _compile_sets(self._specs, range(len(self._specs))) if self._specs else []
+        self._in_sets = set(range(len(self._specs)))
+        self._tail_only: list[int] = []
+        """Saturated patterns no longer in the sets: their tail is searched in every block."""
+        self._newly_saturated: list[int] = []
+        self._rebuilds = 0
         self.hits: dict[str, PatternHits] = {p.key: PatternHits() for p in patterns}
 
     def scan(self, blocks: Iterable[Block], input_index: int = 0) -> None:
         """Scan every block of one input; ``input_index`` orders inputs against each other."""
-        if not self._sets:
+        if not self._specs:
             for _ in blocks:
                 pass
             return
         for block in blocks:
-            for offset, pattern_set in self._sets:
-                for index in pattern_set.Match(block.data) or ():
-                    self._scan_pattern(offset + index, block, input_index)
+            self._drop_saturated()
+            data = block.data
+            for index in self._tail_only:
+                self._scan_pattern(index, block, input_index, 0, len(data))
+            # Per pattern, the first and last piece where the set found it.
+            spans: dict[int, list[int]] = {}
+            view = memoryview(data)
+            for start, end in _pieces(data):
+                piece = view[start:end]
+                for indices, pattern_set in self._sets:
+                    for position in pattern_set.Match(piece) or ():
+                        span = spans.setdefault(indices[position], [start, end])
+                        span[1] = end
+            for index, (start, end) in spans.items():
+                self._scan_pattern(index, block, input_index, start, end)
 
-    def _scan_pattern(self, index: int, block: Block, input_index: int) -> None:
-        spec = self._specs[index]
+    def _drop_saturated(self) -> None:
+        """Compile the sets again without the patterns that saturated since the last time.
+
+        Done before a block rather than after one, so that an input that ends with the block
+        where a pattern saturated never pays for the compilation."""
+        if not self._newly_saturated or self._rebuilds >= MAX_SET_REBUILDS:
+            return
+        newly = self._newly_saturated
+        self._newly_saturated = []
+        self._rebuilds += 1
+        self._in_sets.difference_update(newly)
+        self._tail_only.extend(newly)
+        self._sets = _compile_sets(self._specs, sorted(self._in_sets)) if self._in_sets else []
+
+    def _regex(self, index: int) -> re2._Regexp:
         regex = self._compiled[index]
         if regex is None:
+            spec = self._specs[index]
             regex = self._compiled[index] = compile_pattern(
                 spec.regex, ignore_case=spec.ignore_case
             )
-        hits = self.hits[spec.key]
-        data = block.data
-        pos = 0
-        counted_to = 0  # position up to which newlines were counted
-        line_no = block.first_line
-        size = len(data)
-        while pos < size:
-            if hits.count >= SATURATION:
-                hits.saturated = True
-                self._scan_tail(spec, regex, block, pos, input_index)
-                return
-            found = _line_match(regex, data, pos)
-            if found is None:
-                return
-            match, start, end = found
-            line_no += data.count(b"\n", counted_to, start)
-            counted_to = start
-            hits.add(self._event(spec, match, block, line_no, data[start:end], input_index))
-            pos = end + 1
+        return regex
 
-    def _scan_tail(
-        self, spec: PatternSpec, regex: re2._Regexp, block: Block, pos: int, input_index: int
+    def _scan_pattern(
+        self, index: int, block: Block, input_index: int, pos: int, limit: int
     ) -> None:
-        """For a pattern past :data:`SATURATION`: keep only the block's last matches, found by
-        searching windows backwards from the end, so that a pattern matching every line costs
-        no more than one that matches a few."""
-        data = block.data
+        """Every matching line of one pattern in ``block.data[pos:limit]`` (whole lines), or
+        only the last ones once the pattern is saturated. Events are made only for the lines
+        that are kept (the first :data:`KEEP_FIRST` overall and the last :data:`KEEP_LAST`);
+        the others are counted."""
+        spec = self._specs[index]
+        regex = self._regex(index)
         hits = self.hits[spec.key]
-        window_end = len(data)
+        data = block.data
+        cursor = _LineCursor(block)
+        pending: deque[tuple[re2._Match, int, int, bool]] = deque(maxlen=KEEP_LAST)
+        found: list[tuple[re2._Match, int, int]] | None = None
+        # ``pos < len(data)``, not ``< limit``: a pattern is marked saturated as soon as it
+        # has SATURATION matches and the block goes on, wherever its last piece ends.
+        while pos < len(data):
+            if hits.count >= SATURATION:
+                if not hits.saturated:
+                    hits.saturated = True
+                    self._newly_saturated.append(index)
+                found = self._tail_matches(regex, data, pos, limit)
+                break
+            line = _line_match(regex, data, pos, limit)
+            if line is None:
+                break
+            self._keep(hits, pending, cursor, spec, block, input_index, *line, from_end=False)
+            pos = line[2] + 1
+        for match, start, end in found or ():
+            self._keep(hits, pending, cursor, spec, block, input_index, match, start, end, True)
+        for match, start, end, from_end in pending:
+            line_no = cursor.line_of(start, end, from_end)
+            hits.last.append(self._event(spec, match, block, line_no, data[start:end], input_index))
+
+    def _keep(
+        self,
+        hits: PatternHits,
+        pending: deque[tuple[re2._Match, int, int, bool]],
+        cursor: _LineCursor,
+        spec: PatternSpec,
+        block: Block,
+        input_index: int,
+        match: re2._Match,
+        start: int,
+        end: int,
+        from_end: bool,
+    ) -> None:
+        """Count one matching line: its event is made now while the first ones are being
+        kept, else the line waits in ``pending`` (the block's last lines) and is counted."""
+        if len(hits.first) < KEEP_FIRST:
+            line_no = cursor.line_of(start, end, from_end)
+            raw = block.data[start:end]
+            hits.add(self._event(spec, match, block, line_no, raw, input_index))
+        else:
+            hits.count += 1
+            pending.append((match, start, end, from_end))
+
+    @staticmethod
+    def _tail_matches(
+        regex: re2._Regexp, data: bytes, pos: int, limit: int
+    ) -> list[tuple[re2._Match, int, int]]:
+        """For a pattern past :data:`SATURATION`: the last matches in ``data[pos:limit]``,
+        found by searching windows backwards from ``limit``, so that a pattern matching every
+        line costs no more than one that matches a few."""
+        window_end = limit
         window = TAIL_WINDOW
         found: list[tuple[re2._Match, int, int]] = []
         while window_end > pos and len(found) < KEEP_LAST:
@@ -256,11 +380,7 @@ class Scanner:
                 cursor = match[2] + 1
             found = in_window + found
             window_end = window_start
-        # Line numbers counted backwards from the block's end: the tail is short.
-        last_line = block.first_line + block.line_count - 1
-        for match, start, end in found[-KEEP_LAST:]:
-            line_no = last_line - data.count(b"\n", end + 1)
-            hits.add(self._event(spec, match, block, line_no, data[start:end], input_index))
+        return found[-KEEP_LAST:]
 
     @staticmethod
     def _event(
