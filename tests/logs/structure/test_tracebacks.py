@@ -238,3 +238,32 @@ def test_no_fallback_when_the_run_went_on() -> None:
     survived.append("Training complete\n")
     assert causes("".join(survived)) == []
     assert causes("Error: retrying\nepoch 1 step 10 loss 1.0\nDone\n") == []
+
+
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "(EngineCore_0 pid=5150) ERROR 03-02 08:41:17 [core.py:702] ",
+        "2025-03-02 08:41:17,204 - trainer - ERROR - ",
+        "[2025-03-02 08:41:17] CRITICAL worker.py:88: ",
+    ],
+)
+def test_exception_behind_a_logging_prefix(prefix: str) -> None:
+    text = "\n".join(
+        prefix + line
+        for line in (
+            "Traceback (most recent call last):",
+            '  File "/srv/app/serve.py", line 31, in load',
+            "    weights = table[name]",
+            "KeyError: 'decoder.norm.weight'",
+        )
+    )
+    facts = facts_of(text)
+    assert facts["exception_type"] == "KeyError"
+    assert facts["exception_message"] == "'decoder.norm.weight'"
+    assert facts["exception_has_traceback"] is True
+
+
+def test_a_logged_error_word_alone_is_not_an_exception() -> None:
+    facts = facts_of("2025-03-02 08:41:17 - io - ERROR - Retrying: connection reset, attempt 2\n")
+    assert "exception_type" not in facts

@@ -93,6 +93,17 @@ PATTERNS: tuple[PatternSpec, ...] = (
         PREFIX + TYPE + r"(?::(?:\s(?P<message>.*?))?)?\s*$",
         captures={"type": _S, "message": _S},
     ),
+    # The same line behind a logging library's own prefix, which no fixed list of prefixes can
+    # name: "(EngineCore_0 pid=42) ERROR 05-14 10:00:01 [core.py:700] KeyError: 'x'",
+    # "2024-05-14 10:00:01,123 - train - ERROR - ValueError: bad". The level word (ERROR,
+    # CRITICAL, FATAL) must come first, and the type right after a "] ", " - " or ": " separator.
+    PatternSpec(
+        "facts/tb_exception_logged",
+        r"\b(?:ERROR|CRITICAL|FATAL)\b.*?(?:\] |\s-\s|: |\|\s)"
+        + TYPE
+        + r"(?::(?:\s(?P<message>.*?))?)?\s*$",
+        captures={"type": _S, "message": _S},
+    ),
     # A traceback pasted on one line (newlines lost): the last "SomeError: message" after a frame.
     PatternSpec(
         "facts/tb_inline",
@@ -226,7 +237,7 @@ def _blocks(events: Sequence[Event]) -> tuple[list[_Block], list[Event]]:
                 blocks.append(current)
                 pending_link = ""
             current.frames.append(event)
-        elif key in ("facts/tb_exception", "facts/tb_inline"):
+        elif key in ("facts/tb_exception", "facts/tb_exception_logged", "facts/tb_inline"):
             if current is not None and current.exception is None:
                 current.exception = event
             else:
@@ -273,6 +284,7 @@ def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         "facts/tb_frame",
         "facts/tb_frame_ipython",
         "facts/tb_exception",
+        "facts/tb_exception_logged",
         "facts/tb_inline",
         "facts/tb_chain",
         "facts/tb_worker",
