@@ -163,3 +163,17 @@ def test_exit_code_alone() -> None:
     found = causes("srun: error: n-5: task 2: Exited with exit code 1\n")
     assert found[0][0] == "fallback-exit-code"
     assert causes("worker finished, exit code 0\n") == []
+
+
+@pytest.mark.parametrize(
+    ("line", "signal"),
+    [
+        ("Error: llama runner process has terminated: signal: killed", 9),
+        ("runner exited: signal: segmentation fault (core dumped)", 11),
+        ("nvidia-container-cli: exit: signal: aborted", 6),
+    ],
+)
+def test_go_exec_signal_words(line: str, signal: int) -> None:
+    facts = facts_of(line + "\n")
+    assert facts["exit_signal"] == signal
+    assert facts["exit_reporter"] == "go"

@@ -36,6 +36,7 @@ from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
 
 _I = CaptureType.INT
+_S = CaptureType.STR
 
 SIGNALS: dict[int, str] = {
     1: "SIGHUP",
@@ -187,6 +188,14 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"<Signals\." + _SIG + r": (?P<signum>\d+)>",
         captures={"signum": _I},
     ),
+    # Go programs (ollama, the container toolkit, Kubernetes tools) report a child's end with
+    # os/exec's ExitError: "signal: killed", "signal: segmentation fault", "exit status 2".
+    PatternSpec(
+        "facts/end_go_signal",
+        r"\bsignal: (?P<word>killed|segmentation fault|aborted|bus error|"
+        r"floating point exception|illegal instruction)\b",
+        captures={"word": _S},
+    ),
     # multiprocessing / torch.multiprocessing.spawn: "exited with exitcode -9",
     # "process 1 terminated with signal SIGKILL", "terminated with exit code 1", "returncode=-11"
     PatternSpec(
@@ -299,7 +308,7 @@ FACTS: tuple[FactSpec, ...] = (
              "The name of exit_signal: SIGKILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL..."),
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, kubernetes, torchrun, ray, jupyter, "
-             "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, process."),
+             "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, go, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
