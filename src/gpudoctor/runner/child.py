@@ -25,7 +25,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-CHUNK = 65536
+CHUNK = 1 << 20
+PIPE_SIZE = 1 << 20
+"""Pipes are enlarged to this (Linux) so that a chatty job seldom waits for gpudoctor."""
+SMALL_READ = 65536
+BATCH_WAIT_S = 0.002
+"""After a small read, wait this long before the next: a chatty job's output is then copied
+in large chunks (a few hundred wake-ups a second at most) instead of one per write, for at
+most this much delay."""
+POLL_EVERY_S = 0.1
 MAX_KEPT_BYTES = 16 * 1024 * 1024
 """However many lines are asked for, the kept output never holds more than this."""
 MAX_PARTIAL = 65536
@@ -140,7 +148,10 @@ def _output_ends(fd: int, use_pty: bool) -> tuple[int, int]:
         master, slave = pty.openpty()
         _copy_window_size(fd, slave)
         return master, slave
-    return os.pipe()
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):  # F_SETPIPE_SZ: Linux only
+        fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    return read_end, write_end
 
 
 class Child:
@@ -211,18 +222,27 @@ class Child:
             os.set_blocking(fd, False)
             selector.register(fd, selectors.EVENT_READ)
         drain_until: float | None = None
+        next_poll = time.monotonic() + POLL_EVERY_S
         try:
             while selector.get_map():
-                timeout = 0.1 if drain_until is None else max(0.0, drain_until - time.monotonic())
-                for key, _mask in selector.select(timeout):
-                    if not self._copy(key.fd):
+                timeout = POLL_EVERY_S if drain_until is None else drain_until - time.monotonic()
+                copied = 0
+                for key, _mask in selector.select(max(0.0, timeout)):
+                    size = self._copy(key.fd)
+                    if size < 0:
                         selector.unregister(key.fd)
+                    copied += max(size, 0)
                 if on_idle is not None:
                     on_idle()
-                if drain_until is None and self.process.poll() is not None:
-                    drain_until = time.monotonic() + DRAIN_SECONDS
-                elif drain_until is not None and time.monotonic() >= drain_until:
+                now = time.monotonic()
+                if drain_until is None and now >= next_poll:
+                    next_poll = now + POLL_EVERY_S
+                    if self.process.poll() is not None:
+                        drain_until = now + DRAIN_SECONDS
+                elif drain_until is not None and now >= drain_until:
                     break
+                if 0 < copied < SMALL_READ:
+                    time.sleep(BATCH_WAIT_S)
             returncode = self.process.wait()
             ended_at = time.time()
         finally:
@@ -233,24 +253,24 @@ class Child:
                     os.close(fd)
         return ChildExit(returncode, self.started_at, ended_at)
 
-    def _copy(self, fd: int) -> bool:
-        """Copy what is ready on ``fd``; False at its end."""
+    def _copy(self, fd: int) -> int:
+        """Copy what is ready on ``fd``; how many bytes, or -1 at its end."""
         try:
             data = os.read(fd, CHUNK)
         except BlockingIOError:
-            return True
+            return 0
         except OSError as exc:
             if exc.errno == errno.EIO:  # a pseudo-terminal whose other end is closed
-                return False
+                return -1
             raise
         if not data:
-            return False
+            return -1
         stream = self._readers[fd]
         _write_all(self.out_fds[stream - 1], data)
         if self.log is not None:
             self.log.write(data)
         self.kept.feed(stream, data)
-        return True
+        return len(data)
 
     def _stop_leftovers(self) -> None:
         if not _group_alive(self.pid):
