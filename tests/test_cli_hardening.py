@@ -377,9 +377,9 @@ def test_the_core_call_is_what_explain_uses(monkeypatch: pytest.MonkeyPatch) -> 
 
     seen: list[tuple[list[str], str]] = []
 
-    def spy(book, logs, snapshot=None, snapshot_name=""):  # type: ignore[no-untyped-def]
+    def spy(book, logs, snapshot=None, snapshot_name="", observed_facts=None):  # type: ignore[no-untyped-def]
         seen.append(([log.name for log in logs], snapshot_name))
-        return pipeline.diagnose(book, logs, snapshot, snapshot_name)
+        return pipeline.diagnose(book, logs, snapshot, snapshot_name, observed_facts)
 
     monkeypatch.setattr(gpudoctor.cli.explain, "diagnose", spy)
     result = CliRunner().invoke(main, ["explain", "--snapshot", str(SNAPSHOT), str(OOM_LOG)])

@@ -97,9 +97,10 @@ def build_report(
     scan: ScanResult,
     snapshot_facts: Mapping[str, object] | None = None,
     extra_inputs: Sequence[InputSummary] = (),
+    observed_facts: Mapping[str, object] | None = None,
 ) -> Report:
     """Run the engine over scanned events and all facts, and assemble the report."""
-    facts = assemble_facts(structure_facts(scan.hits), snapshot_facts)
+    facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
     findings = evaluate(book.rules, scan.hits, facts)
     return Report(
         inputs=(*scan.inputs, *extra_inputs),
@@ -134,11 +135,14 @@ def diagnose(
     logs: Sequence[LogInput],
     snapshot: Snapshot | None = None,
     snapshot_name: str = "",
+    observed_facts: Mapping[str, object] | None = None,
 ) -> Report:
     """The report for some logs and, optionally, a snapshot of the machine.
 
     The snapshot adds its kernel log as one more input, its facts, and its sources to the
-    report's inputs. An unreadable or empty log is recorded in the report's inputs (an
+    report's inputs. ``observed_facts`` (an exit status, a run's timeline: see
+    :func:`~gpudoctor.facts.assemble.assemble_facts`) win over what the logs say. An
+    unreadable or empty log is recorded in the report's inputs (an
     ``error``, or the reader's warning :data:`~gpudoctor.logs.reader.EMPTY_INPUT`), never raised.
     """
     inputs = list(logs)
@@ -153,7 +157,7 @@ def diagnose(
         facts = snapshot_facts(snapshot)
         extra = snapshot_inputs(snapshot, snapshot_name or "snapshot")
     scan = scan_logs(inputs, make_scanner(book))
-    return build_report(book, scan, facts, extra)
+    return build_report(book, scan, facts, extra, observed_facts)
 
 
 def explain_text(text: str, book: RuleBook, name: str = "log") -> Report:

@@ -195,6 +195,7 @@ COMMANDS = {
     "snapshot": "gpudoctor.cli.snapshot:snapshot",
     "rules": "gpudoctor.cli.rules:rules",
     "check": "gpudoctor.cli.check:check",
+    "run": "gpudoctor.cli.run:run",
 }
 
 

@@ -14,6 +14,19 @@ from gpudoctor.cli.options import OutputSettings, output_options, print_report_a
 from gpudoctor.pipeline import diagnose
 
 
+def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object] | None:
+    """The exit facts of ``--exit-code``/``--signal`` (None when neither is given)."""
+    from gpudoctor.runner.exit_status import exit_facts, parse_signal
+
+    if code is None and signal_text is None:
+        return None
+    try:
+        number = None if signal_text is None else parse_signal(signal_text)
+    except ValueError as exc:
+        raise click.BadParameter(str(exc), param_hint="--signal") from None
+    return exit_facts(code=code, signal_number=number, reporter="user")
+
+
 @click.command()
 @click.argument("files", nargs=-1)
 @click.option(
@@ -22,12 +35,32 @@ from gpudoctor.pipeline import diagnose
     type=click.Path(dir_okay=False, path_type=Path),
     help="Add the facts of a snapshot taken on the crashed machine (gpudoctor snapshot -o FILE).",
 )
+@click.option(
+    "--exit-code",
+    type=int,
+    default=None,
+    help="The job's exit status, as you saw it (137: killed by SIGKILL).",
+)
+@click.option(
+    "--signal",
+    "signal_text",
+    metavar="N|NAME",
+    default=None,
+    help="The signal that ended the job: 9, KILL or SIGKILL, 11 or SEGV...",
+)
 @output_options
-def explain(files: tuple[str, ...], snapshot_path: Path | None, **options: Any) -> None:
+def explain(
+    files: tuple[str, ...],
+    snapshot_path: Path | None,
+    exit_code: int | None,
+    signal_text: str | None,
+    **options: Any,
+) -> None:
     """Explain a crash from its logs alone (no GPU needed).
 
     FILES are log files (plain, compressed or archived); with none, or "-", the log is read
-    from standard input: `python train.py 2>&1 | gpudoctor explain`.
+    from standard input: `python train.py 2>&1 | gpudoctor explain`. Give the exit status
+    you saw with --exit-code (or --signal) when the log does not show it.
     """
     out = OutputSettings(**options)
     if not files:
@@ -41,5 +74,6 @@ def explain(files: tuple[str, ...], snapshot_path: Path | None, **options: Any) 
     logs = log_inputs(files)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
     snapshot = None if snapshot_path is None else load_snapshot_file(snapshot_path)
-    report = diagnose(book, logs, snapshot, str(snapshot_path))
+    observed = _exit_status(exit_code, signal_text)
+    report = diagnose(book, logs, snapshot, str(snapshot_path), observed_facts=observed)
     print_report_and_exit(report, out, snapshot=snapshot is not None)

@@ -5,7 +5,9 @@ Sources, from weakest to strongest (a later source wins where it knows a value):
 1. facts the structure readers found in the logs (:mod:`gpudoctor.logs.structure`: a pasted
    ``nvidia-smi`` table, ``collect_env`` output, a traceback);
 2. the snapshot (live, or a saved ``snapshot.json``);
-3. compatibility verdicts computed from 1 and 2 with the versioned data tables
+3. facts observed directly: the exit status and the timeline of a job ``gpudoctor run``
+   wrapped (:mod:`gpudoctor.runner`), or the exit status given to ``explain --exit-code``;
+4. compatibility verdicts computed from 1 to 3 with the versioned data tables
    (``driver_too_old``, ``torch_arch_supported`` …).
 """
 
@@ -17,13 +19,16 @@ from gpudoctor.report import FactValue
 
 
 def assemble_facts(
-    text_facts: Mapping[str, object], snapshot_facts: Mapping[str, object] | None = None
+    text_facts: Mapping[str, object],
+    snapshot_facts: Mapping[str, object] | None = None,
+    observed_facts: Mapping[str, object] | None = None,
 ) -> dict[str, FactValue]:
     """Merge the sources into one namespace and add the compatibility verdicts."""
     facts: dict[str, object] = dict(text_facts)
-    for name, value in (snapshot_facts or {}).items():
-        if value is not None or name not in facts:
-            facts[name] = value
+    for source in (snapshot_facts, observed_facts):
+        for name, value in (source or {}).items():
+            if value is not None or name not in facts:
+                facts[name] = value
     facts.update(_compat(facts))
     return {name: plain_value(value) for name, value in facts.items()}
 

@@ -2,10 +2,12 @@
 
 Each source declares the facts it produces next to the code that produces them, as a
 ``FACTS`` tuple of :class:`~gpudoctor.facts.spec.FactSpec`: the snapshot
-(:mod:`gpudoctor.facts.machine`), the compatibility verdicts (:mod:`gpudoctor.facts.compat`)
-and every structure reader listed in :data:`gpudoctor.logs.structure.READERS` (each reader
-module has its own ``FACTS``). This module only collects them: ``rules lint`` asks it which
-names exist, and ``gpudoctor rules facts`` prints it as documentation.
+(:mod:`gpudoctor.facts.machine`), the compatibility verdicts (:mod:`gpudoctor.facts.compat`),
+the exit status and the run timeline (:mod:`gpudoctor.runner.exit_status`,
+:mod:`gpudoctor.runner.timeline`) and every structure reader listed in
+:data:`gpudoctor.logs.structure.READERS` (each reader module has its own ``FACTS``). This
+module only collects them: ``rules lint`` asks it which names exist, and ``gpudoctor rules
+facts`` prints it as documentation.
 
 One name may be declared by several sources (``driver_version`` comes from a pasted
 ``nvidia-smi`` banner as well as from the snapshot) as long as they agree on its type; a
@@ -57,11 +59,12 @@ def _base_type(type_text: str) -> str:
 
 
 def source_modules() -> tuple[ModuleType, ...]:
-    """Every module that declares facts: the snapshot, the compat verdicts, the readers."""
+    """Every module that declares facts: the snapshot, the compat verdicts, the readers, the run."""
     from gpudoctor.facts import compat, machine
     from gpudoctor.logs.structure import READERS
+    from gpudoctor.runner import exit_status, timeline
 
-    return (machine, compat, *READERS)
+    return (machine, compat, *READERS, exit_status, timeline)
 
 
 def collect(specs: Iterable[FactSpec]) -> dict[str, RegisteredFact]:

@@ -123,6 +123,25 @@ def read_gpu(session: NvmlSession, index: int, inspector: ProcessInspector) -> G
     )
 
 
+def read_telemetry(session: NvmlSession, index: int) -> GpuInfo:
+    """What changes while a job runs, for one GPU: memory, utilisation, temperature, power,
+    clocks and clock event reasons (the ``gpudoctor run`` sampler). Never raises for NVML
+    errors; identity, ECC, PCIe and processes are not read."""
+    handle, reason = session.call("nvmlDeviceGetHandleByIndex", index)
+    if reason is not None:
+        return GpuInfo(index=index, status=GPU_LOST if reason == _GPU_IS_LOST else GPU_ERROR)
+    r = _GpuReader(session, handle)
+    _memory(r)
+    _utilisation_thermal_power(r)
+    _clocks(r)
+    return GpuInfo(
+        index=index,
+        status=GPU_LOST if r.lost else GPU_OK,
+        unavailable=dict(sorted(r.unavailable.items())),
+        **r.values,
+    )
+
+
 def _identity(r: _GpuReader) -> None:
     for name, function in (
         ("name", "nvmlDeviceGetName"),

@@ -1,0 +1,308 @@
+"""Starting the job and copying its output through, unchanged, while keeping the last lines.
+
+The child runs in its own process group (so a signal can reach its whole tree) with the
+standard input it was given. Each of its standard output and error is a pseudo-terminal when
+gpudoctor's own is a terminal (progress bars and colours keep working), a pipe otherwise.
+Every chunk read is written at once, byte for byte, to gpudoctor's matching descriptor, to
+the ``--log`` file if any, and to a :class:`KeptOutput` that holds only the last lines.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import selectors
+import signal
+import struct
+import subprocess
+import sys
+import termios
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any, BinaryIO
+
+CHUNK = 1 << 20
+PIPE_SIZE = 1 << 20
+"""Pipes are enlarged to this (Linux) so that a chatty job seldom waits for gpudoctor."""
+SMALL_READ = 65536
+BATCH_WAIT_S = 0.002
+"""After a small read, wait this long before the next: a chatty job's output is then copied
+in large chunks (a few hundred wake-ups a second at most) instead of one per write, for at
+most this much delay."""
+POLL_EVERY_S = 0.1
+MAX_KEPT_BYTES = 16 * 1024 * 1024
+"""However many lines are asked for, the kept output never holds more than this."""
+MAX_PARTIAL = 65536
+"""A line without its newline yet (a progress bar) is kept to its last this many bytes."""
+DRAIN_SECONDS = 0.5
+"""After the child exits, how long output still open elsewhere (a grandchild) is read."""
+LEFTOVER_GRACE = 2.0
+"""How long the child's leftover group members get between SIGTERM and SIGKILL."""
+
+
+# Its own process group: a signal can then reach the job's whole tree at once.
+_NEW_GROUP: dict[str, Any] = (
+    {"process_group": 0} if sys.version_info >= (3, 11) else {"preexec_fn": os.setpgrp}
+)
+
+
+class KeptOutput:
+    """The last ``keep_lines`` lines of both streams, in arrival order, bounded in bytes.
+
+    Complete lines are held as the chunks they arrived in (counting newlines is done in C),
+    so feeding costs little however chatty the child; a stream's unfinished line waits in
+    its own buffer so the two streams never mix within a line.
+    """
+
+    def __init__(self, keep_lines: int, max_bytes: int = MAX_KEPT_BYTES) -> None:
+        """Keep at most ``keep_lines`` lines and about ``max_bytes`` bytes."""
+        self.keep_lines = keep_lines
+        self.max_bytes = max_bytes
+        self._chunks: deque[tuple[bytes, int]] = deque()
+        self._newlines = 0
+        self._bytes = 0
+        self._partial: dict[int, bytes] = {}
+        self.lines_seen = 0
+        self.bytes_seen = 0
+
+    def feed(self, stream: int, data: bytes) -> None:
+        """Add what ``stream`` (1 or 2) wrote."""
+        self.bytes_seen += len(data)
+        end = data.rfind(b"\n")
+        pending = self._partial.get(stream, b"")
+        if end < 0:
+            self._partial[stream] = (pending + data)[-MAX_PARTIAL:]
+            return
+        self._partial[stream] = data[end + 1 :][-MAX_PARTIAL:]
+        self._add(pending + data[: end + 1])
+
+    def _add(self, complete: bytes) -> None:
+        count = complete.count(b"\n")
+        self.lines_seen += count
+        self._chunks.append((complete, count))
+        self._newlines += count
+        self._bytes += len(complete)
+        while len(self._chunks) > 1:
+            first, first_count = self._chunks[0]
+            enough_lines = self._newlines - first_count >= self.keep_lines
+            if not (enough_lines or self._bytes > self.max_bytes):
+                break
+            self._chunks.popleft()
+            self._newlines -= first_count
+            self._bytes -= len(first)
+
+    def text(self) -> str:
+        """The kept lines (and any unfinished ones) as text; invalid UTF-8 replaced."""
+        data = b"".join(chunk for chunk, _count in self._chunks)
+        data += b"".join(p + b"\n" for p in self._partial.values() if p)
+        lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+        return "".join(lines[-self.keep_lines :])
+
+    @property
+    def held_bytes(self) -> int:
+        """How many bytes are held now (for the bounded-memory test)."""
+        return self._bytes + sum(len(p) for p in self._partial.values())
+
+
+@dataclass(frozen=True)
+class ChildExit:
+    """How the child ended: ``returncode`` as :mod:`subprocess` gives it (``-N`` for signal N)."""
+
+    returncode: int
+    started_at: float
+    ended_at: float
+
+    @property
+    def signal(self) -> int | None:
+        """The signal that ended it, if one did."""
+        return -self.returncode if self.returncode < 0 else None
+
+    @property
+    def exit_code(self) -> int:
+        """The status a shell would report: the code, or 128 + N for signal N."""
+        return 128 - self.returncode if self.returncode < 0 else self.returncode
+
+
+def _is_terminal(fd: int) -> bool:
+    try:
+        return os.isatty(fd)
+    except OSError:
+        return False
+
+
+def _copy_window_size(source_fd: int, target_fd: int) -> None:
+    with contextlib.suppress(OSError):
+        size = fcntl.ioctl(source_fd, termios.TIOCGWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
+        fcntl.ioctl(target_fd, termios.TIOCSWINSZ, size)
+
+
+def _output_ends(fd: int, use_pty: bool) -> tuple[int, int]:
+    """(the end gpudoctor reads, the end the child writes) for one of its streams."""
+    if use_pty:
+        import pty
+
+        master, slave = pty.openpty()
+        _copy_window_size(fd, slave)
+        return master, slave
+    read_end, write_end = os.pipe()
+    with contextlib.suppress(OSError, AttributeError):  # F_SETPIPE_SZ: Linux only
+        fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    return read_end, write_end
+
+
+class Child:
+    """A running job: its process, its output ends and what is kept of its output."""
+
+    def __init__(
+        self,
+        argv: Sequence[str],
+        kept: KeptOutput,
+        log: BinaryIO | None = None,
+        out_fds: tuple[int, int] = (1, 2),
+        terminal: bool | None = None,
+    ) -> None:
+        """Start ``argv`` in a new process group.
+
+        Args:
+            argv: the command and its arguments.
+            kept: where the last lines go.
+            log: a binary file that receives every byte of output, if any.
+            out_fds: gpudoctor's own standard output and error, where output is copied.
+            terminal: use pseudo-terminals (default: for each stream whose target is one).
+
+        Raises:
+            OSError: the command cannot be started (not found, not executable).
+        """
+        self.kept = kept
+        self.log = log
+        self.out_fds = out_fds
+        self._readers: dict[int, int] = {}  # our end → stream number (1 or 2)
+        child_ends = []
+        try:
+            for number, fd in zip((1, 2), out_fds, strict=True):
+                use_pty = _is_terminal(fd) if terminal is None else terminal
+                ours, theirs = _output_ends(fd, use_pty)
+                self._readers[ours] = number
+                child_ends.append(theirs)
+            self.started_at = time.time()
+            self.process = subprocess.Popen(
+                list(argv), stdout=child_ends[0], stderr=child_ends[1], **_NEW_GROUP
+            )
+        except BaseException:
+            for fd in (*self._readers, *child_ends):
+                os.close(fd)
+            raise
+        finally:
+            for fd in child_ends:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+
+    @property
+    def pid(self) -> int:
+        """The child's pid, which is also its process group id."""
+        return self.process.pid
+
+    def signal_group(self, number: int) -> None:
+        """Send signal ``number`` to the child's process group (no error once it is gone)."""
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, number)
+
+    def pump(self, on_idle: Callable[[], None] | None = None) -> ChildExit:
+        """Copy output through until the child has exited and its output is drained.
+
+        Leftover members of the child's process group are then asked to stop (SIGTERM,
+        then SIGKILL after :data:`LEFTOVER_GRACE`), and every fd opened here is closed.
+        """
+        selector = selectors.DefaultSelector()
+        for fd in self._readers:
+            os.set_blocking(fd, False)
+            selector.register(fd, selectors.EVENT_READ)
+        drain_until: float | None = None
+        next_poll = time.monotonic() + POLL_EVERY_S
+        try:
+            while selector.get_map():
+                timeout = POLL_EVERY_S if drain_until is None else drain_until - time.monotonic()
+                copied = 0
+                for key, _mask in selector.select(max(0.0, timeout)):
+                    size = self._copy(key.fd)
+                    if size < 0:
+                        selector.unregister(key.fd)
+                    copied += max(size, 0)
+                if on_idle is not None:
+                    on_idle()
+                now = time.monotonic()
+                if drain_until is None and now >= next_poll:
+                    next_poll = now + POLL_EVERY_S
+                    if self.process.poll() is not None:
+                        drain_until = now + DRAIN_SECONDS
+                elif drain_until is not None and now >= drain_until:
+                    break
+                if 0 < copied < SMALL_READ:
+                    time.sleep(BATCH_WAIT_S)
+            returncode = self.process.wait()
+            ended_at = time.time()
+        finally:
+            selector.close()
+            self._stop_leftovers()
+            for fd in self._readers:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        return ChildExit(returncode, self.started_at, ended_at)
+
+    def _copy(self, fd: int) -> int:
+        """Copy what is ready on ``fd``; how many bytes, or -1 at its end."""
+        try:
+            data = os.read(fd, CHUNK)
+        except BlockingIOError:
+            return 0
+        except OSError as exc:
+            if exc.errno == errno.EIO:  # a pseudo-terminal whose other end is closed
+                return -1
+            raise
+        if not data:
+            return -1
+        stream = self._readers[fd]
+        _write_all(self.out_fds[stream - 1], data)
+        if self.log is not None:
+            self.log.write(data)
+        self.kept.feed(stream, data)
+        return len(data)
+
+    def _stop_leftovers(self) -> None:
+        if not _group_alive(self.pid):
+            return
+        self.signal_group(signal.SIGTERM)
+        deadline = time.monotonic() + LEFTOVER_GRACE
+        while time.monotonic() < deadline and _group_alive(self.pid):
+            time.sleep(0.05)
+        self.signal_group(signal.SIGKILL)
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write every byte to ``fd``, waiting when it is non-blocking and full.
+
+    A reader that went away (EPIPE) stops the copy to that descriptor only: the job itself
+    keeps running, as it would have with its output sent nowhere.
+    """
+    view = memoryview(data)
+    while view:
+        try:
+            written = os.write(fd, view)
+        except BlockingIOError:
+            time.sleep(0.001)
+            continue
+        except BrokenPipeError:
+            return
+        view = view[written:]
