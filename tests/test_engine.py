@@ -262,3 +262,26 @@ def test_fallback_names_the_terminal_error_when_nothing_else_fires(
 def test_fallback_is_dropped_once_a_likely_cause_is_found(general_book: RuleBook) -> None:
     report = _explain_text(general_book, "ValueError: worker failed\nKilled\n")
     assert [d.rule for d in report.causes] == ["t-killed-lead"]
+
+
+def test_a_failure_the_log_goes_on_from_is_demoted(general_book: RuleBook) -> None:
+    crash = _explain_text(
+        general_book, "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    )
+    survived = _explain_text(
+        general_book,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "retrying the batch on the CPU\nTraining complete\n",
+    )
+    assert crash.causes[0].confidence == pytest.approx(0.85)
+    (diagnosis,) = survived.causes
+    assert diagnosis.confidence == pytest.approx(0.42)  # 0.85 halved, shown to two places
+    assert any("went on" in note for note in diagnosis.notes)
+
+
+def test_a_success_line_before_the_failure_changes_nothing(general_book: RuleBook) -> None:
+    report = _explain_text(
+        general_book,
+        "Training complete\nRuntimeError: CUDA error: an illegal memory access was encountered\n",
+    )
+    assert report.causes[0].confidence == pytest.approx(0.85)

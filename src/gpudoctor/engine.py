@@ -52,6 +52,10 @@ line) is folded into that rule's diagnosis: one cause, one diagnosis, all its ev
 signal or exit code named for what it is) likewise, and it is dropped altogether once any
 other rule finds a cause with confidence >= 0.5.
 
+Survived failures. A finding whose every line the log follows with a success line in the same
+input ("Training complete", "Done", "exit code 0") is something the job went on from: its
+confidence is halved (an out-of-memory the job retried after, a warning it ran on from).
+
 Ranking, in this order of keys:
 
 1. tier — causes that nothing else explains; then diagnoses explained by another firing rule
@@ -79,6 +83,7 @@ from gpudoctor.templates import render_template, template_names
 
 MAX_EVIDENCE = 4
 EXPLAINED_FACTOR = 0.5
+SURVIVED_FACTOR = 0.5
 EXPLAINER_MIN_CONFIDENCE = 0.5
 
 
@@ -267,10 +272,17 @@ def _template_names(rule: Rule) -> set[str]:
     return names
 
 
-def rank(findings: Sequence[Finding]) -> list[Diagnosis]:
-    """Merge confirmations, mark explained findings and order them (see module doc)."""
+def rank(
+    findings: Sequence[Finding], went_on: Mapping[int, tuple[int, int]] | None = None
+) -> list[Diagnosis]:
+    """Merge confirmations, mark explained findings and order them (see module doc).
+
+    ``went_on`` gives, per input, where the job said it went on to succeed (its last success
+    line): a finding whose every line comes before it is something the job survived.
+    """
     findings = _merge_confirmations(list(findings))
     findings = _fold_general(findings)
+    _mark_survived(findings, went_on or {})
     _mark_explained(findings)
     findings = _merge_same_cause(findings)
 
@@ -345,6 +357,17 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
         for f in kept
     )
     return [f for f in kept if not (likely and f.rule.role is Role.FALLBACK)]
+
+
+def _mark_survived(findings: list[Finding], went_on: Mapping[int, tuple[int, int]]) -> None:
+    """Halve the confidence of a finding whose every line the log follows with a success line
+    in the same input: an out-of-memory the job retried after, a warning it ran on from."""
+    for finding in findings:
+        if finding.rule.role is Role.ADVICE or not finding.events:
+            continue
+        if all(e.order < went_on.get(e.order[0], e.order) for e in finding.events):
+            finding.confidence *= SURVIVED_FACTOR
+            finding.notes.append("the log goes on to a success line after this: the job went on")
 
 
 def _absorb(target: Finding, other: Finding) -> None:

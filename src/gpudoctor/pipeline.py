@@ -18,6 +18,7 @@ from gpudoctor.facts.assemble import assemble_facts
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
+from gpudoctor.logs.structure.tracebacks import last_success_lines
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
 
@@ -104,7 +105,7 @@ def build_report(
     findings = evaluate(book.rules, scan.hits, facts)
     return Report(
         inputs=(*scan.inputs, *extra_inputs),
-        diagnoses=tuple(rank(findings)),
+        diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),
         facts=dict(facts),
     )
 

@@ -264,6 +264,16 @@ def _chain(blocks: list[_Block], terminal: int) -> list[_Block]:
     return [b for b in ordered if b.exception is not None]
 
 
+def last_success_lines(hits: Mapping[str, PatternHits]) -> dict[int, tuple[int, int]]:
+    """For each input, where its last success line is ("Training complete", "Done", "exit code
+    0"): the engine reads any failure before it as one the job went on from."""
+    last: dict[int, tuple[int, int]] = {}
+    for event in _events(hits, "facts/tb_success"):
+        source = event.order[0]
+        last[source] = max(last.get(source, event.order), event.order)
+    return last
+
+
 def _went_on(hits: Mapping[str, PatternHits], terminal: Event) -> bool:
     """Whether a success line after the terminal exception says the job carried on."""
     source = terminal.order[0]
