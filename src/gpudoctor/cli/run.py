@@ -158,8 +158,10 @@ def _diagnose(
         )
     )
     book = load_book(rule_dirs, verbose=verbose, examples=False)
-    output = LogInput.from_text(f"output of {command_text(command)}", outcome.kept.text())
-    return diagnose(book, [output], snapshot, "after the run", observed_facts=observed)
+    kept = outcome.kept.text()
+    # A job that printed nothing leaves no log to read, which is no warning worth showing.
+    logs = [LogInput.from_text(f"output of {command_text(command)}", kept)] if kept else []
+    return diagnose(book, logs, snapshot, "after the run", observed_facts=observed)
 
 
 def _snapshot_since(started_at: float) -> Snapshot | None:
