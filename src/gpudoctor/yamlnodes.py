@@ -115,7 +115,7 @@ def scalar(node: yaml.Node, path: str, what: str, kind: type | tuple[type, ...])
     """A scalar value of the expected Python type(s)."""
     if not isinstance(node, yaml.ScalarNode):
         raise NodeError(location(path, node), f"{what} must be a {_type_name(kind)}")
-    value = _constructor.construct_object(node)
+    value = _construct(node, path)
     if isinstance(value, bool) and bool not in _as_tuple(kind):
         raise NodeError(location(path, node), f"{what} must be a {_type_name(kind)}")
     if not isinstance(value, kind):
@@ -128,8 +128,14 @@ def plain(node: yaml.Node, path: str = "") -> object:
 
     Raises :class:`NodeError` where the data cannot be built (a list used as a mapping key).
     """
+    return _construct(node, path, deep=True)
+
+
+def _construct(node: yaml.Node, path: str, *, deep: bool = False) -> object:
+    """Build a node's value; what cannot be built (an unknown ``!tag``, an unhashable key) is a
+    :class:`NodeError` at its place in the file."""
     try:
-        return _constructor.construct_object(node, deep=True)
+        return _constructor.construct_object(node, deep=deep)
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None) or node.start_mark
         where = SourceLocation(path, mark.line + 1, mark.column + 1)

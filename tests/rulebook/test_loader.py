@@ -198,3 +198,17 @@ def test_example_facts_with_a_list_as_key_is_a_located_error(tmp_path: Path) -> 
         load_rules([rule])
     first = caught.value.errors[0]
     assert str(first) == f"{rule}:16:21: found unhashable key"
+
+
+def test_an_unknown_yaml_tag_is_a_located_error(tmp_path: Path) -> None:
+    rule = tmp_path / "r.yaml"
+    rule.write_text(
+        "id: r\ncause: gpu_oom\ntitle: t\nseverity: error\nrole: root\nconfidence: 0.5\n"
+        "patterns:\n  - id: !engine p\n    regex: 'x'\nsummary: s\nfix: [f]\n"
+        "references: [https://example.org]\n"
+        "examples:\n  match: ['x']\n  no_match: ['y']\n"
+    )
+    with pytest.raises(RuleErrors) as caught:
+        load_rules([rule])
+    assert str(caught.value.errors[0]).startswith(f"{rule}:8:")
+    assert "!engine" in str(caught.value.errors[0])

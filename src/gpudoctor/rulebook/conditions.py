@@ -34,6 +34,7 @@ from gpudoctor.rulebook.expression_limits import (
     bounded_evaluator,
     expression_problem,
     parsed,
+    syntax_tree,
 )
 from gpudoctor.version_numbers import Version, parse_version
 
@@ -85,8 +86,8 @@ def names_in(expression: str) -> frozenset[str]:
     import ast
 
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
+        tree = syntax_tree(expression)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         return frozenset()
     called = {
         node.func.id

@@ -73,13 +73,26 @@ def parsed(expression: str) -> ast.Expr | None:
     return _checked(expression)[0]
 
 
+def syntax_tree(expression: str) -> ast.Expression:
+    """Python's syntax tree of an expression, the one parse every reader of conditions uses.
+
+    Raises :class:`SyntaxError`; the warnings Python's parser gives about odd literals
+    (``1abc``) are not shown: the expression is reported as a whole by lint.
+    """
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", SyntaxWarning)
+        return ast.parse(expression.strip(), mode="eval")
+
+
 @cache
 def _checked(expression: str) -> tuple[ast.Expr | None, str | None]:
     text = expression.strip()
     if len(text) > MAX_EXPRESSION_CHARS:
         return None, f"expression longer than {MAX_EXPRESSION_CHARS} characters"
     try:
-        tree = ast.parse(text, mode="eval")
+        tree = syntax_tree(text)
     except SyntaxError as exc:
         return None, f"invalid expression: {exc.msg}"
     except (RecursionError, MemoryError, ValueError):

@@ -26,6 +26,7 @@ from gpudoctor.rulebook.conditions import (
     PATTERN_FUNCTIONS,
     names_in,
 )
+from gpudoctor.rulebook.expression_limits import syntax_tree
 from gpudoctor.rulebook.model import MatchMode, Pattern, Role, Rule
 from gpudoctor.rulebook.regex_shape import (
     backtracking_problems,
@@ -296,8 +297,8 @@ def _pattern_call_problem(view: RuleView, call: ast.Call) -> str | None:
 
 def _calls(expression: str) -> list[ast.Call]:
     try:
-        tree = ast.parse(expression.strip(), mode="eval")
-    except SyntaxError:
+        tree = syntax_tree(expression)
+    except (SyntaxError, RecursionError, MemoryError, ValueError):
         return []
     return [node for node in ast.walk(tree) if isinstance(node, ast.Call)]
 
