@@ -265,3 +265,34 @@ def test_pieces_and_rebuilds_never_change_what_is_found(monkeypatch: pytest.Monk
     assert len(cut["r/loss"][2]) == KEEP_FIRST + KEEP_LAST  # first ones filled by tail ones
     # SATURATION reached with the block going on: saturated (its count may be a lower bound).
     assert cut["r/w"][:2] == (3, True)
+
+
+def test_events_carry_rank_node_and_time_and_every_rank_is_counted() -> None:
+    spec = PatternSpec("r/wd", r"Watchdog caught collective operation timeout")
+    lines = [
+        f"[rank{r}]:[E1126 14:{r:02d}:00.000000 4410 ProcessGroupNCCL.cpp:632] [Rank {r}] "
+        "Watchdog caught collective operation timeout: WorkNCCL(SeqNum=9, OpType=ALLREDUCE)\n"
+        for r in range(40)
+    ]
+    scanner = Scanner([spec])
+    scanner.scan(
+        read_blocks(io.BytesIO("".join(lines).encode()), InputStats(name="gpu-node-02/all.log"))
+    )
+    hits = scanner.hits["r/wd"]
+    assert hits.ranks == set(range(40))  # all of them, not only the kept events' ranks
+    assert hits.nodes == {"gpu-node-02"}
+    first = hits.events()[0]
+    assert (first.rank, first.node) == (0, "gpu-node-02")
+    assert first.time is not None and hits.events()[-1].time is not None
+    assert first.time < hits.events()[-1].time
+
+
+def test_an_inputs_origin_fills_what_its_lines_do_not_say() -> None:
+    from gpudoctor.logs.origin import Origin
+
+    spec = PatternSpec("r/xid", r"NVRM: Xid")
+    scanner = Scanner([spec])
+    data = b"NVRM: Xid (PCI:0000:3b:00): 79, pid=4410\n"
+    scanner.scan(read_blocks(io.BytesIO(data), InputStats(name="kernel log")), 0, Origin(node="b7"))
+    assert scanner.hits["r/xid"].events()[0].node == "b7"
+    assert scanner.hits["r/xid"].nodes == {"b7"}

@@ -24,10 +24,11 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import re2
 
+from gpudoctor.logs.origin import PREFIX_BYTES, Origin, line_time, origin_of
 from gpudoctor.logs.reader import Block, decode
 from gpudoctor.units import parse_size
 from gpudoctor.version_numbers import Version, parse_version
@@ -48,6 +49,8 @@ SET_PIECE = 256 << 10
 pattern found in a block is then searched only over the pieces where it occurs."""
 MAX_EVIDENCE_CHARS = 1000
 """Longest line text kept in an event; longer lines are shortened with an ellipsis."""
+MAX_ORIGINS = 4096
+"""Distinct ranks (and nodes) remembered per pattern; past this, the sets are lower bounds."""
 
 
 class CaptureType(enum.Enum):
@@ -122,6 +125,10 @@ class Event:
     captures: Mapping[str, CaptureValue]
     order: tuple[int, int]
     """(input index, line number): sorts events in reading order across inputs."""
+    rank: int | None = None
+    node: str | None = None
+    time: float | None = None
+    """When the line says (seconds since the start of its year: :mod:`gpudoctor.logs.origin`)."""
 
 
 @dataclass
@@ -136,9 +143,13 @@ class PatternHits:
     last: deque[Event] = field(default_factory=lambda: deque(maxlen=KEEP_LAST))
     count: int = 0
     saturated: bool = False
+    ranks: set[int] = field(default_factory=set)
+    """The distinct ranks of the matching lines seen (at most :data:`MAX_ORIGINS`)."""
+    nodes: set[str] = field(default_factory=set)
 
     def add(self, event: Event) -> None:
         self.count += 1
+        self.note_origin(Origin(event.rank, event.node))
         if len(self.first) < KEEP_FIRST:
             self.first.append(event)
         else:
@@ -147,6 +158,13 @@ class PatternHits:
     def events(self) -> list[Event]:
         """Kept events in reading order (first ones, then last ones)."""
         return [*self.first, *self.last]
+
+    def note_origin(self, origin: Origin) -> None:
+        """Count a matching line's rank and node among the distinct ones (bounded)."""
+        if origin.rank is not None and len(self.ranks) < MAX_ORIGINS:
+            self.ranks.add(origin.rank)
+        if origin.node is not None and len(self.nodes) < MAX_ORIGINS:
+            self.nodes.add(origin.node)
 
 
 def _line_match(
@@ -254,8 +272,16 @@ class Scanner:
         self._rebuilds = 0
         self.hits: dict[str, PatternHits] = {p.key: PatternHits() for p in patterns}
 
-    def scan(self, blocks: Iterable[Block], input_index: int = 0) -> None:
-        """Scan every block of one input; ``input_index`` orders inputs against each other."""
+    _origin: Origin | None = None
+
+    def scan(
+        self, blocks: Iterable[Block], input_index: int = 0, origin: Origin | None = None
+    ) -> None:
+        """Scan every block of one input; ``input_index`` orders inputs against each other.
+
+        ``origin`` is where the input comes from when its name does not say (a snapshot's
+        kernel log: its node); its lines' own prefixes still win."""
+        self._origin = origin
         if not self._specs:
             for _ in blocks:
                 pass
@@ -332,7 +358,8 @@ class Scanner:
             self._keep(hits, pending, cursor, spec, block, input_index, match, start, end, True)
         for match, start, end, from_end in pending:
             line_no = cursor.line_of(start, end, from_end)
-            hits.last.append(self._event(spec, match, block, line_no, data[start:end], input_index))
+            event = self._event(spec, match, block, line_no, data[start:end], input_index)
+            hits.last.append(self._placed(event))
 
     def _keep(
         self,
@@ -352,10 +379,18 @@ class Scanner:
         if len(hits.first) < KEEP_FIRST:
             line_no = cursor.line_of(start, end, from_end)
             raw = block.data[start:end]
-            hits.add(self._event(spec, match, block, line_no, raw, input_index))
+            hits.add(self._placed(self._event(spec, match, block, line_no, raw, input_index)))
         else:
             hits.count += 1
+            hits.note_origin(self._line_origin(block.data[start : start + PREFIX_BYTES], block))
             pending.append((match, start, end, from_end))
+
+    def _line_origin(self, head: bytes, block: Block) -> Origin:
+        return self._origin_of(decode(head.split(b"\n", 1)[0]), block.source)
+
+    def _origin_of(self, text: str, source: str) -> Origin:
+        origin = origin_of(text, source)
+        return origin if self._origin is None else origin.over(self._origin)
 
     @staticmethod
     def _tail_matches(
@@ -381,6 +416,11 @@ class Scanner:
             found = in_window + found
             window_end = window_start
         return found[-KEEP_LAST:]
+
+    def _placed(self, event: Event) -> Event:
+        """The event with the rank, node and time its line (or its input) gives."""
+        origin = self._origin_of(event.text, event.source)
+        return replace(event, rank=origin.rank, node=origin.node, time=line_time(event.text))
 
     @staticmethod
     def _event(
