@@ -15,6 +15,9 @@ from typing import TYPE_CHECKING, BinaryIO
 
 from gpudoctor.engine import evaluate, rank
 from gpudoctor.facts.assemble import assemble_facts
+from gpudoctor.jobs import pointers
+from gpudoctor.jobs.first_failure import place_job
+from gpudoctor.logs.origin import Origin, file_origin
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
@@ -33,6 +36,8 @@ class LogInput:
     name: str
     open: Callable[[], BinaryIO]
     kind: str = "log"
+    origin: Origin | None = None
+    """Where the input comes from when its name does not say (a snapshot's kernel log)."""
 
     @classmethod
     def from_path(cls, path: Path, name: str | None = None) -> LogInput:
@@ -44,10 +49,18 @@ class LogInput:
         return cls(name or str(path), opener)
 
     @classmethod
-    def from_text(cls, name: str, text: str, kind: str = "log") -> LogInput:
+    def from_text(
+        cls, name: str, text: str, kind: str = "log", origin: Origin | None = None
+    ) -> LogInput:
         """A log held in memory as text."""
         data = text.encode("utf-8")
-        return cls(name, lambda: io.BytesIO(data), kind)
+        return cls(name, lambda: io.BytesIO(data), kind, origin)
+
+    @property
+    def where(self) -> Origin:
+        """The rank and node its name (or its given origin) names."""
+        named = file_origin(self.name)
+        return named if self.origin is None else named.over(self.origin)
 
 
 @dataclass(frozen=True)
@@ -56,6 +69,8 @@ class ScanResult:
 
     hits: Mapping[str, PatternHits]
     inputs: tuple[InputSummary, ...]
+    origins: tuple[Origin, ...] = ()
+    """Where each input comes from, as its name (or snapshot) says."""
 
     @property
     def readable(self) -> int:
@@ -64,8 +79,9 @@ class ScanResult:
 
 
 def make_scanner(book: RuleBook) -> Scanner:
-    """A scanner for the book's patterns and the structure readers' patterns, in one pass."""
-    return Scanner([*book.pattern_specs(), *structure_patterns()])
+    """A scanner for the book's patterns, the structure readers' patterns and the lines that
+    point at a job's ranks (:mod:`gpudoctor.jobs.pointers`), in one pass."""
+    return Scanner([*book.pattern_specs(), *structure_patterns(), *pointers.PATTERNS])
 
 
 def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
@@ -75,7 +91,7 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
         stats = InputStats(name=log.name, kind=log.kind)
         try:
             with log.open() as stream:
-                scanner.scan(read_blocks(stream, stats), input_index=index)
+                scanner.scan(read_blocks(stream, stats), input_index=index, origin=log.origin)
         except OSError as exc:
             summaries.append(
                 InputSummary(kind=log.kind, name=log.name, error=exc.strerror or str(exc))
@@ -90,7 +106,9 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
                 warnings=tuple(stats.warnings),
             )
         )
-    return ScanResult(hits=scanner.hits, inputs=tuple(summaries))
+    return ScanResult(
+        hits=scanner.hits, inputs=tuple(summaries), origins=tuple(log.where for log in logs)
+    )
 
 
 def build_report(
@@ -100,14 +118,17 @@ def build_report(
     extra_inputs: Sequence[InputSummary] = (),
     observed_facts: Mapping[str, object] | None = None,
 ) -> Report:
-    """Run the engine over scanned events and all facts, and assemble the report."""
+    """Run the engine over scanned events and all facts, and assemble the report; a job of
+    several ranks or nodes is then read as one (:func:`~gpudoctor.jobs.first_failure.place_job`).
+    """
     facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
     findings = evaluate(book.rules, scan.hits, facts)
-    return Report(
+    report = Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),
         facts=dict(facts),
     )
+    return place_job(report, scan.hits, book, scan.origins)
 
 
 def kernel_log_input(snapshot: Snapshot) -> LogInput | None:

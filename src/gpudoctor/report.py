@@ -54,6 +54,13 @@ class Diagnosis:
     notes: tuple[str, ...] = ()
     matches_at_least: bool = False
     """``matches`` is a lower bound (a pattern matched too many lines to count them all)."""
+    ranks: tuple[int, ...] = ()
+    """The ranks its lines came from (a job of several ranks: :mod:`gpudoctor.jobs`)."""
+    nodes: tuple[str, ...] = ()
+    """The nodes its lines (or its snapshot facts) came from."""
+    consequence_of: str | None = None
+    """The rule of the job's first failure when this is one of its consequences: text and
+    Markdown collapse it into one line."""
 
     @property
     def is_cause(self) -> bool:
@@ -79,6 +86,9 @@ class Diagnosis:
             "references": list(self.references),
             "explained_by": list(self.explained_by),
             "notes": list(self.notes),
+            **({"ranks": list(self.ranks)} if self.ranks else {}),
+            **({"nodes": list(self.nodes)} if self.nodes else {}),
+            **({"consequence_of": self.consequence_of} if self.consequence_of else {}),
         }
 
 
@@ -134,6 +144,60 @@ class Threshold:
 
 
 @dataclass(frozen=True)
+class FirstFailure:
+    """Where a job of several ranks first failed, and how gpudoctor knows."""
+
+    how: str
+    """``earliest`` (the earliest fatal line in time), ``launcher`` (the rank named in
+    torchelastic's "Root Cause (first observed failure)"), ``desync`` (the ranks c10d's desync
+    report names) or ``missing`` (the ranks that never reached the collective the others timed
+    out in)."""
+    rule: str | None = None
+    rank: int | None = None
+    node: str | None = None
+    source: str | None = None
+    line: int | None = None
+    time: str | None = None
+    """As the line wrote it (``11-26 14:02:11.250``); ``None`` when it has no timestamp."""
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"how": self.how}
+        for name in ("rule", "rank", "node", "source", "line", "time"):
+            value = getattr(self, name)
+            if value is not None:
+                data[name] = value
+        return data
+
+
+@dataclass(frozen=True)
+class JobSummary:
+    """A job of several ranks or nodes read as one: who took part, who failed first."""
+
+    ranks: tuple[int, ...]
+    nodes: tuple[str, ...]
+    first_failure: FirstFailure | None = None
+    hang: bool = False
+    """Every rank that logged a collective timed out and none erred: a hang or a desync."""
+    timed_out: tuple[int, ...] = ()
+    missing: tuple[int, ...] = ()
+    """Ranks that did not reach the collective the others timed out in."""
+    world_size: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        data: dict[str, object] = {"ranks": list(self.ranks), "nodes": list(self.nodes)}
+        if self.world_size is not None:
+            data["world_size"] = self.world_size
+        if self.first_failure is not None:
+            data["first_failure"] = self.first_failure.to_dict()
+        data["hang"] = self.hang
+        if self.timed_out:
+            data["timed_out"] = list(self.timed_out)
+        if self.missing:
+            data["missing"] = list(self.missing)
+        return data
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one run of ``explain`` or ``diagnose`` concluded."""
 
@@ -141,6 +205,10 @@ class Report:
     diagnoses: tuple[Diagnosis, ...]
     facts: Mapping[str, FactValue] = field(default_factory=dict)
     version: str = __version__
+    job: JobSummary | None = None
+    """Set when the inputs came from several ranks or nodes."""
+    fact_nodes: Mapping[str, str] = field(default_factory=dict)
+    """With several snapshots: the node each fact was taken from."""
 
     @property
     def causes(self) -> tuple[Diagnosis, ...]:
@@ -154,4 +222,6 @@ class Report:
             "inputs": [i.to_dict() for i in self.inputs],
             "diagnoses": [d.to_dict() for d in self.diagnoses],
             "facts": {k: v for k, v in sorted(self.facts.items()) if v is not None},
+            **({"job": self.job.to_dict()} if self.job is not None else {}),
+            **({"fact_nodes": dict(sorted(self.fact_nodes.items()))} if self.fact_nodes else {}),
         }

@@ -99,3 +99,13 @@ def test_times_order_across_formats() -> None:
     earlier = line_time("[rank3]:[E1126 14:02:10.900000 1 ProcessGroupNCCL.cpp:1] x")
     later = line_time("Nov 26 14:02:11 node-b kernel: NVRM: Xid 79")
     assert earlier is not None and later is not None and earlier < later
+
+
+def test_format_time_writes_back_what_was_read() -> None:
+    from gpudoctor.logs.origin import format_time
+
+    seconds = line_time("[rank3]:[E1126 14:02:11.250000 4410 ProcessGroupNCCL.cpp:632] x")
+    assert seconds is not None
+    assert format_time(seconds) == "11-26 14:02:11.250"
+    march = line_time("Mar  1 00:00:05 host kernel: x")
+    assert march is not None and format_time(march) == "03-01 00:00:05.000"

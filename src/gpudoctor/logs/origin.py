@@ -234,3 +234,13 @@ def file_origin(name: str) -> Origin:
 def origin_of(line: str, source: str) -> Origin:
     """A line's origin: what its prefixes say, completed by its file's name."""
     return line_origin(line).over(file_origin(source))
+
+
+def format_time(seconds: float) -> str:
+    """A time from :func:`line_time` as ``MM-DD HH:MM:SS.mmm`` (the year is not known)."""
+    days, rest = divmod(seconds, 86400)
+    month = max(m for m in range(1, 13) if _DAYS_BEFORE[m] <= days)
+    day = int(days) - _DAYS_BEFORE[month] + 1
+    hours, rest = divmod(rest, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{month:02d}-{day:02d} {int(hours):02d}:{int(minutes):02d}:{secs:06.3f}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from gpudoctor.render.escape import autolink, code_span, fence, inline, prose
+from gpudoctor.render.job_wording import consequence_line, job_lines, who
 from gpudoctor.render.redact import redact
 from gpudoctor.report import Report
 
@@ -29,6 +30,8 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
     )
     lines.append(f"gpudoctor {report.version} read {sources or 'no logs'}.")
     lines.append("")
+    if report.job is not None:
+        lines += [" ".join(f"**{prose(clean(s))}**" for s in job_lines(report.job, causes)), ""]
     if not causes:
         lines.append("No known failure signature was found.")
     else:
@@ -39,7 +42,12 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
                 f"| {code_span(d.rule)} |"
             )
     for d in causes:
+        if d.consequence_of:
+            lines += ["", f"- **{d.rank}.** {prose(clean(consequence_line(report, d)))}"]
+            continue
         lines += ["", f"### {d.rank}. {inline(d.title)}", "", prose(clean(d.summary)), ""]
+        if d.ranks or d.nodes:
+            lines += [f"_From {prose(clean(who(d.ranks, d.nodes)))}_", ""]
         if d.explained_by:
             lines += [f"_Likely a consequence of: {inline(', '.join(d.explained_by))}_", ""]
         lines.append("<details><summary>Evidence</summary>")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import textwrap
 
 from gpudoctor.render.escape import one_line
+from gpudoctor.render.job_wording import consequence_line, job_lines, who
 from gpudoctor.render.styled import Styled
 from gpudoctor.report import Diagnosis, Report
 from gpudoctor.wording import count_of
@@ -33,10 +34,21 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
             out.line(
                 f"  ! {one_line(item.name)}: could not be read: {one_line(item.error)}", "yellow"
             )
+    if report.job is not None:
+        for sentence in job_lines(report.job, report.diagnoses):
+            _wrapped(out, one_line(sentence), width, "", "bold", hang=2)
     if not causes:
         out.line()
         out.line(_nothing_found_hint(report))
+    collapsed = False
     for diagnosis in causes:
+        if diagnosis.consequence_of and not verbose:
+            if not collapsed:
+                out.line()
+            collapsed = True
+            _consequence(out, report, diagnosis, width)
+            continue
+        collapsed = False
         out.line()
         _diagnosis(out, diagnosis, width, verbose)
     if advice:
@@ -47,6 +59,16 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
             for step in hint.fix:
                 _wrapped(out, f"· {step}", width, "    ", hang=2)
     return out
+
+
+def _consequence(out: Styled, report: Report, d: Diagnosis, width: int) -> None:
+    """A consequence of the job's first failure, in one line (``-v`` shows it whole)."""
+    out.add(f"#{d.rank} ", "bold")
+    text = one_line(consequence_line(report, d))
+    first, *rest = textwrap.wrap(text, width=max(40, width - len(str(d.rank)) - 2)) or [""]
+    out.line(first, "dim")
+    for line in rest:
+        out.line("   " + line, "dim")
 
 
 def _nothing_found_hint(report: Report) -> str:
@@ -92,6 +114,8 @@ def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
     out.line(f"  confidence {d.confidence:.2f}", _confidence_style(d.confidence))
     indent = " " * 4
     _wrapped(out, d.summary, width, indent)
+    if d.ranks or d.nodes:
+        _wrapped(out, one_line(f"From {who(d.ranks, d.nodes)}"), width, indent, "dim")
     if d.explained_by:
         out.line(f"{indent}Likely a consequence of: {', '.join(d.explained_by)}", "dim")
     for note in d.notes:

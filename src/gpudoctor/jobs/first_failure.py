@@ -1,0 +1,268 @@
+"""The first failure of a job of several ranks, put first; what followed from it, marked.
+
+One step after the engine's ranking (:func:`place_job`, called by
+:func:`gpudoctor.pipeline.build_report`). It changes nothing for a log of one process. For a
+job whose inputs name several ranks or nodes, it
+
+1. gives every diagnosis the ranks and nodes its lines came from (the distinct ranks the
+   scanner counted for the patterns behind it, not only the lines shown);
+2. finds the first failure among the likely root causes (the diagnoses nothing explains):
+   the one on the rank that torchelastic's "Root Cause (first observed failure)" names, else
+   the one whose first line is the earliest in time (inputs and line numbers when lines have
+   no timestamp), and puts it first;
+3. marks every diagnosis the engine found to be explained by another (a consequence or a
+   cascade) as a consequence of it, which text and Markdown collapse into one line;
+4. with no root cause but collective timeouts, reports a hang or desync: the ranks c10d's
+   desync report names, else the ranks known to the job (from file names, line prefixes and
+   NCCL's world size) that never timed out: they did not reach the collective.
+
+Which findings explain which stays the engine's call (the taxonomy's consequence causes and
+the rules' ``explains``); this step only reads ``explained_by``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, replace
+
+from gpudoctor.jobs.pointers import Pointer, desync_ranks, launcher_root_causes, world_size
+from gpudoctor.logs.origin import Origin, format_time
+from gpudoctor.logs.scanner import Event, PatternHits
+from gpudoctor.report import Diagnosis, FirstFailure, JobSummary, Report
+from gpudoctor.rulebook.book import RuleBook
+from gpudoctor.rulebook.taxonomy import consequence_causes
+
+ROOT_ROLES = frozenset({"root", "generic", "confirmation"})
+"""Roles a first failure can have (a cascade, a fallback or advice cannot)."""
+MIN_ROOT_CONFIDENCE = 0.5
+"""The engine's threshold from which a finding explains others (``EXPLAINER_MIN_CONFIDENCE``)."""
+HANG_CAUSE = "nccl_failure"
+
+
+@dataclass(frozen=True)
+class _Placed:
+    """A diagnosis with where its lines came from and its earliest line."""
+
+    diagnosis: Diagnosis
+    ranks: frozenset[int]
+    nodes: frozenset[str]
+    events: tuple[Event, ...]
+
+    def earliest(self, rank: int | None = None) -> Event | None:
+        """Its earliest line in time (on ``rank`` when given)."""
+        events = [e for e in self.events if rank is None or e.rank == rank]
+        return min(events, key=_when, default=None)
+
+
+def _when(event: Event) -> tuple[int, float, tuple[int, int]]:
+    """Lines with a timestamp first, by time; then lines without, in reading order."""
+    if event.time is not None:
+        return (0, event.time, event.order)
+    return (1, 0.0, event.order)
+
+
+def _first_line(placed: _Placed) -> tuple[int, float, tuple[int, int]]:
+    """When a diagnosis's first line was written; one without lines (facts alone) comes last."""
+    event = placed.earliest()
+    return (2, 0.0, (0, 0)) if event is None else _when(event)
+
+
+def job_origins(
+    hits: Mapping[str, PatternHits], inputs: Iterable[Origin]
+) -> tuple[set[int], set[str]]:
+    """Every rank and node the scanned lines and the inputs' names show."""
+    ranks: set[int] = set()
+    nodes: set[str] = set()
+    for found in hits.values():
+        ranks |= found.ranks
+        nodes |= found.nodes
+    for origin in inputs:
+        if origin.rank is not None:
+            ranks.add(origin.rank)
+        if origin.node is not None:
+            nodes.add(origin.node)
+    return ranks, nodes
+
+
+def place_job(
+    report: Report,
+    hits: Mapping[str, PatternHits],
+    book: RuleBook,
+    inputs: Sequence[Origin] = (),
+    fact_nodes: Mapping[str, str] | None = None,
+) -> Report:
+    """The report with its job read as one (see the module doc); unchanged for one process.
+
+    ``inputs`` are the origins of the inputs as their names (or snapshots) give them;
+    ``fact_nodes`` the node each snapshot fact came from, when there were several snapshots.
+    """
+    ranks, nodes = job_origins(hits, inputs)
+    size = world_size(hits)
+    if len(ranks) < 2 and len(nodes) < 2 and (size or 0) < 2:
+        return report
+    placed = [_place(d, hits, book, fact_nodes or {}) for d in report.diagnoses]
+    roots = [
+        p
+        for p in placed
+        if p.diagnosis.is_cause
+        and not p.diagnosis.explained_by
+        and p.diagnosis.role in ROOT_ROLES
+        and p.diagnosis.cause not in consequence_causes()
+        and p.diagnosis.confidence >= MIN_ROOT_CONFIDENCE
+    ]
+    first: _Placed | None = None
+    failure: FirstFailure | None = None
+    pointers = launcher_root_causes(hits)
+    for pointer in pointers:
+        first = next((p for p in roots if pointer.rank in p.ranks), None)
+        if first is not None:
+            failure = _failure(first, "launcher", pointer.rank)
+            break
+    if first is None and roots:
+        first = min(roots, key=_first_line)
+        failure = _failure(first, "earliest", None)
+    hang = False
+    timed_out: set[int] = set()
+    missing: set[int] = set()
+    if first is None:
+        timed_out = {
+            r
+            for p in placed
+            if p.diagnosis.cause == HANG_CAUSE and p.diagnosis.role == "cascade"
+            for r in p.ranks
+        }
+        hang = bool(timed_out)
+        failure, missing = _hang_failure(timed_out, ranks, size, pointers, desync_ranks(hits))
+    diagnoses = _ordered(placed, first)
+    return replace(
+        report,
+        diagnoses=tuple(diagnoses),
+        job=JobSummary(
+            ranks=tuple(sorted(ranks)),
+            nodes=tuple(sorted(nodes)),
+            first_failure=failure,
+            hang=hang,
+            timed_out=tuple(sorted(timed_out)),
+            missing=tuple(sorted(missing)),
+            world_size=size,
+        ),
+    )
+
+
+def _place(
+    diagnosis: Diagnosis,
+    hits: Mapping[str, PatternHits],
+    book: RuleBook,
+    fact_nodes: Mapping[str, str],
+) -> _Placed:
+    """A diagnosis with the ranks, nodes and lines of the patterns behind it: its rule's or,
+    when those say nothing of where, those of the rules folded into it (the engine folds only
+    rules of its cause) whose lines it shows. A cascade folded into another (torchrun's report
+    into the watchdog timeouts) does not add the launcher's ranks to the timed-out ones."""
+    rule = book.get(diagnosis.rule)
+    own = [rule.pattern_key(p) for p in rule.patterns] if rule is not None else []
+    ranks, nodes, events = _gather(hits, own)
+    shown = {(e.source, e.line) for e in diagnosis.evidence if e.fact is None}
+    if shown and not ranks and not nodes:
+        folded = [
+            other.pattern_key(pattern)
+            for other in book.rules
+            if other.cause == diagnosis.cause and other is not rule
+            for pattern in other.patterns
+        ]
+        shown_keys = [
+            key
+            for key in folded
+            if key in hits and any((e.source, e.line) in shown for e in hits[key].events())
+        ]
+        ranks, nodes, more = _gather(hits, shown_keys)
+        events = events + more
+    nodes |= {fact_nodes[e.fact] for e in diagnosis.evidence if e.fact and e.fact in fact_nodes}
+    return _Placed(diagnosis, frozenset(ranks), frozenset(nodes), tuple(events))
+
+
+def _gather(
+    hits: Mapping[str, PatternHits], keys: Iterable[str]
+) -> tuple[set[int], set[str], list[Event]]:
+    """The distinct ranks and nodes, and the kept lines, of some patterns."""
+    ranks: set[int] = set()
+    nodes: set[str] = set()
+    events: list[Event] = []
+    for key in keys:
+        found = hits.get(key)
+        if found is None or not found.count:
+            continue
+        ranks |= found.ranks
+        nodes |= found.nodes
+        events.extend(found.events())
+    return ranks, nodes, events
+
+
+def _failure(first: _Placed, how: str, rank: int | None) -> FirstFailure:
+    event = first.earliest(rank) or first.earliest()
+    if event is None:  # a diagnosis from snapshot facts alone
+        node = next(iter(sorted(first.nodes)), None)
+        return FirstFailure(how, rule=first.diagnosis.rule, rank=rank, node=node)
+    return FirstFailure(
+        how,
+        rule=first.diagnosis.rule,
+        rank=event.rank if rank is None else rank,
+        node=event.node,
+        source=event.source,
+        line=event.line,
+        time=None if event.time is None else format_time(event.time),
+    )
+
+
+def _hang_failure(
+    timed_out: set[int],
+    ranks: set[int],
+    size: int | None,
+    launcher: list[Pointer],
+    desync: list[Pointer],
+) -> tuple[FirstFailure | None, set[int]]:
+    """With no root cause: the ranks that did not arrive, and the first failure they make."""
+    if desync:
+        missing = {p.rank for p in desync}
+        event = desync[0].event
+        return FirstFailure("desync", rank=min(missing), source=event.source, line=event.line), (
+            missing
+        )
+    missing = set()
+    if timed_out:
+        known = ranks | set(range(size or 0))
+        missing = known - timed_out
+    if missing:
+        return FirstFailure("missing", rank=min(missing)), missing
+    if launcher:
+        pointer = launcher[0]
+        return FirstFailure(
+            "launcher",
+            rank=pointer.rank,
+            node=pointer.node,
+            source=pointer.event.source,
+            line=pointer.event.line,
+        ), missing
+    return None, missing
+
+
+def _ordered(placed: list[_Placed], first: _Placed | None) -> list[Diagnosis]:
+    """The diagnoses with the first failure first, consequences marked, ranks renumbered."""
+    order = placed if first is None else [first, *(p for p in placed if p is not first)]
+    result = []
+    for number, item in enumerate(order, start=1):
+        d = item.diagnosis
+        consequence_of = None
+        if first is not None and d.is_cause and d.explained_by and item is not first:
+            root = first.diagnosis.rule
+            consequence_of = root if root in d.explained_by else d.explained_by[0]
+        result.append(
+            replace(
+                d,
+                rank=number,
+                ranks=tuple(sorted(item.ranks)),
+                nodes=tuple(sorted(item.nodes)),
+                consequence_of=consequence_of,
+            )
+        )
+    return result
