@@ -17,6 +17,7 @@ from gpudoctor.engine import evaluate, rank
 from gpudoctor.facts.assemble import assemble_facts
 from gpudoctor.jobs import pointers
 from gpudoctor.jobs.first_failure import place_job
+from gpudoctor.jobs.snapshots import NodeSnapshot, merge_facts
 from gpudoctor.logs.origin import Origin, file_origin
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
@@ -117,9 +118,11 @@ def build_report(
     snapshot_facts: Mapping[str, object] | None = None,
     extra_inputs: Sequence[InputSummary] = (),
     observed_facts: Mapping[str, object] | None = None,
+    fact_nodes: Mapping[str, str] | None = None,
 ) -> Report:
     """Run the engine over scanned events and all facts, and assemble the report; a job of
     several ranks or nodes is then read as one (:func:`~gpudoctor.jobs.first_failure.place_job`).
+    ``fact_nodes`` names the node of each snapshot fact when several snapshots were merged.
     """
     facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
     findings = evaluate(book.rules, scan.hits, facts)
@@ -127,17 +130,22 @@ def build_report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),
         facts=dict(facts),
+        fact_nodes=dict(fact_nodes or {}),
     )
-    return place_job(report, scan.hits, book, scan.origins)
+    return place_job(report, scan.hits, book, scan.origins, fact_nodes)
 
 
-def kernel_log_input(snapshot: Snapshot) -> LogInput | None:
-    """The snapshot's kernel log events as one more log to scan (Xid, NVRM, oom-kill lines)."""
+def kernel_log_input(snapshot: Snapshot, node: str | None = None) -> LogInput | None:
+    """The snapshot's kernel log events as one more log to scan (Xid, NVRM, oom-kill lines);
+    with ``node`` (one snapshot of several), named after it and its lines placed on it."""
     text = "".join(event.line.rstrip("\n") + "\n" for event in snapshot.kernel_log.events)
     if not text:
         return None
     source = snapshot.kernel_log.source or "kernel log"
-    return LogInput.from_text(f"kernel log ({source})", text, kind="kernel")
+    if node is None:
+        return LogInput.from_text(f"kernel log ({source})", text, kind="kernel")
+    name = f"kernel log of {node} ({source})"
+    return LogInput.from_text(name, text, kind="kernel", origin=Origin(node=node))
 
 
 def snapshot_inputs(snapshot: Snapshot, name: str) -> list[InputSummary]:
@@ -158,8 +166,10 @@ def diagnose(
     snapshot: Snapshot | None = None,
     snapshot_name: str = "",
     observed_facts: Mapping[str, object] | None = None,
+    snapshots: Sequence[NodeSnapshot] = (),
 ) -> Report:
-    """The report for some logs and, optionally, a snapshot of the machine.
+    """The report for some logs and, optionally, a snapshot of the machine (or ``snapshots``:
+    one per node of a job, merged by :mod:`gpudoctor.jobs.snapshots`).
 
     The snapshot adds its kernel log as one more input, its facts, and its sources to the
     report's inputs. ``observed_facts`` (an exit status, a run's timeline: see
@@ -170,6 +180,8 @@ def diagnose(
     inputs = list(logs)
     facts = None
     extra: list[InputSummary] = []
+    if snapshots:
+        return _diagnose_nodes(book, inputs, snapshots, observed_facts)
     if snapshot is not None:
         from gpudoctor.facts.machine import snapshot_facts
 
@@ -180,6 +192,28 @@ def diagnose(
         extra = snapshot_inputs(snapshot, snapshot_name or "snapshot")
     scan = scan_logs(inputs, make_scanner(book))
     return build_report(book, scan, facts, extra, observed_facts)
+
+
+def _diagnose_nodes(
+    book: RuleBook,
+    inputs: list[LogInput],
+    snapshots: Sequence[NodeSnapshot],
+    observed_facts: Mapping[str, object] | None,
+) -> Report:
+    """:func:`diagnose` with the snapshots of several nodes."""
+    from gpudoctor.facts.machine import snapshot_facts
+
+    per_node: list[tuple[str, Mapping[str, object]]] = []
+    extra: list[InputSummary] = []
+    for item in snapshots:
+        kernel = kernel_log_input(item.snapshot, item.node)
+        if kernel is not None:
+            inputs.append(kernel)
+        per_node.append((item.node, snapshot_facts(item.snapshot)))
+        extra.extend(snapshot_inputs(item.snapshot, item.name))
+    facts, fact_nodes = merge_facts(per_node)
+    scan = scan_logs(inputs, make_scanner(book))
+    return build_report(book, scan, facts, extra, observed_facts, fact_nodes)
 
 
 def explain_text(text: str, book: RuleBook, name: str = "log") -> Report:

@@ -16,6 +16,7 @@ from gpudoctor.cli.options import (
     print_report_and_exit,
     since_option,
 )
+from gpudoctor.jobs.snapshots import NodeSnapshot
 from gpudoctor.pipeline import diagnose as diagnose_core
 
 NO_LOGS_HINT = (
@@ -35,16 +36,17 @@ NO_LOGS_HINT = (
 )
 @click.option(
     "--snapshot",
-    "snapshot_path",
+    "snapshot_paths",
+    multiple=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Use a saved snapshot instead of collecting one now.",
+    help="Use a saved snapshot instead of collecting one now (repeatable: one per node).",
 )
 @since_option
 @output_options
 def diagnose(
     files: tuple[str, ...],
     logs: tuple[str, ...],
-    snapshot_path: Path | None,
+    snapshot_paths: tuple[Path, ...],
     since: str,
     **options: Any,
 ) -> None:
@@ -53,13 +55,15 @@ def diagnose(
     """
     out = OutputSettings(**options)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
-    if snapshot_path is not None:
-        snap = load_snapshot_file(snapshot_path)
-        name = str(snapshot_path)
-    else:
-        snap = collect_live(parse_duration(since))  # the report lists what could not be read
-        name = "live"
+    saved = [NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_paths]
+    if not saved:
+        # the report lists what could not be read
+        saved = [NodeSnapshot("live", collect_live(parse_duration(since)))]
     if not logs and not files:
         click.echo(NO_LOGS_HINT, err=True)
-    report = diagnose_core(book, log_inputs([*files, *logs]), snap, name)
+    inputs = log_inputs([*files, *logs])
+    if len(saved) == 1:
+        report = diagnose_core(book, inputs, saved[0].snapshot, saved[0].name)
+    else:
+        report = diagnose_core(book, inputs, snapshots=saved)
     print_report_and_exit(report, out, snapshot=True)

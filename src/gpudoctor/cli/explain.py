@@ -11,6 +11,7 @@ import click
 from gpudoctor.cli.app import EXIT_USAGE, fail, load_book
 from gpudoctor.cli.inputs import load_snapshot_file, log_inputs
 from gpudoctor.cli.options import OutputSettings, output_options, print_report_and_exit
+from gpudoctor.jobs.snapshots import NodeSnapshot
 from gpudoctor.pipeline import diagnose
 
 
@@ -31,9 +32,11 @@ def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object]
 @click.argument("files", nargs=-1)
 @click.option(
     "--snapshot",
-    "snapshot_path",
+    "snapshot_paths",
+    multiple=True,
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Add the facts of a snapshot taken on the crashed machine (gpudoctor snapshot -o FILE).",
+    help="Add the facts of a snapshot taken on the crashed machine (gpudoctor snapshot -o "
+    "FILE); repeatable: one per node of a job, each fact keeps its node.",
 )
 @click.option(
     "--exit-code",
@@ -51,16 +54,18 @@ def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object]
 @output_options
 def explain(
     files: tuple[str, ...],
-    snapshot_path: Path | None,
+    snapshot_paths: tuple[Path, ...],
     exit_code: int | None,
     signal_text: str | None,
     **options: Any,
 ) -> None:
     """Explain a crash from its logs alone (no GPU needed).
 
-    FILES are log files (plain, compressed or archived); with none, or "-", the log is read
-    from standard input: `python train.py 2>&1 | gpudoctor explain`. Give the exit status
-    you saw with --exit-code (or --signal) when the log does not show it.
+    FILES are log files (plain, compressed or archived), directories (every file below) or
+    globs; with none, or "-", the log is read from standard input: `python train.py 2>&1 |
+    gpudoctor explain`. Give the exit status you saw with --exit-code (or --signal) when the
+    log does not show it. The logs of every rank of a job (and --snapshot once per node) are
+    read as one job: its first failure comes first.
     """
     out = OutputSettings(**options)
     if not files:
@@ -73,7 +78,11 @@ def explain(
         files = ("-",)
     logs = log_inputs(files)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
-    snapshot = None if snapshot_path is None else load_snapshot_file(snapshot_path)
+    snapshots = [NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_paths]
     observed = _exit_status(exit_code, signal_text)
-    report = diagnose(book, logs, snapshot, str(snapshot_path), observed_facts=observed)
-    print_report_and_exit(report, out, snapshot=snapshot is not None)
+    if len(snapshots) == 1:
+        only = snapshots[0]
+        report = diagnose(book, logs, only.snapshot, only.name, observed_facts=observed)
+    else:
+        report = diagnose(book, logs, observed_facts=observed, snapshots=snapshots)
+    print_report_and_exit(report, out, snapshot=bool(snapshots))

@@ -53,7 +53,7 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
         lines.append("<details><summary>Evidence</summary>")
         evidence = [
             clean(
-                f"{ev.fact} = {ev.value}"
+                f"{ev.fact} = {ev.value}" + _on(report.fact_nodes.get(ev.fact))
                 if ev.fact is not None
                 else f"{ev.source}:{ev.line}: {ev.text}"
             )
@@ -70,3 +70,8 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
     if redact_output:
         lines += ["", "<sub>User names, hosts, addresses, tokens and GPU UUIDs redacted.</sub>"]
     return "\n".join(lines) + "\n"
+
+
+def _on(node: str | None) -> str:
+    """`` (on node-b)`` after a fact taken from one node's snapshot of several."""
+    return f" (on {node})" if node else ""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import textwrap
+from collections.abc import Mapping
 
 from gpudoctor.render.escape import one_line
 from gpudoctor.render.job_wording import consequence_line, job_lines, who
@@ -50,7 +51,7 @@ def render_text(report: Report, width: int = 100, *, verbose: bool = False) -> S
             continue
         collapsed = False
         out.line()
-        _diagnosis(out, diagnosis, width, verbose)
+        _diagnosis(out, diagnosis, width, verbose, report.fact_nodes)
     if advice:
         out.line()
         out.line("Hints", "bold")
@@ -65,7 +66,8 @@ def _consequence(out: Styled, report: Report, d: Diagnosis, width: int) -> None:
     """A consequence of the job's first failure, in one line (``-v`` shows it whole)."""
     out.add(f"#{d.rank} ", "bold")
     text = one_line(consequence_line(report, d))
-    first, *rest = textwrap.wrap(text, width=max(40, width - len(str(d.rank)) - 2)) or [""]
+    room = max(40, width - len(str(d.rank)) - 2)
+    first, *rest = textwrap.wrap(text, width=room, break_on_hyphens=False) or [""]
     out.line(first, "dim")
     for line in rest:
         out.line("   " + line, "dim")
@@ -97,7 +99,9 @@ def _heading(report: Report, count: int) -> str:
     if any(i.kind == "kernel" for i in report.inputs):
         parts.append("the kernel log")
     snapshots = [i.name for i in report.inputs if i.kind == "snapshot"]
-    if snapshots:
+    if len(snapshots) > 1:
+        parts.append(count_of(len(snapshots), "snapshot"))
+    elif snapshots:
         parts.append(
             "the live snapshot" if snapshots[0] == "live" else f"snapshot {one_line(snapshots[0])}"
         )
@@ -106,7 +110,9 @@ def _heading(report: Report, count: int) -> str:
     return f"gpudoctor: {count} possible {noun} found in {read}"
 
 
-def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
+def _diagnosis(
+    out: Styled, d: Diagnosis, width: int, verbose: bool, fact_nodes: Mapping[str, str]
+) -> None:
     tag = f"#{d.rank} "
     out.add(tag, "bold")
     out.add(d.title, "bold " + _SEVERITY_STYLE.get(d.severity, ""))
@@ -125,7 +131,8 @@ def _diagnosis(out: Styled, d: Diagnosis, width: int, verbose: bool) -> None:
     out.line(f"{indent}Evidence:", "bold")
     for ev in d.evidence:
         if ev.fact is not None:
-            out.line(f"{indent}  {ev.fact} = {one_line(str(ev.value))}", "cyan")
+            node = f" (on {one_line(fact_nodes[ev.fact])})" if ev.fact in fact_nodes else ""
+            out.line(f"{indent}  {ev.fact} = {one_line(str(ev.value))}{node}", "cyan")
         else:
             where = f"{one_line(ev.source)}:{ev.line}"
             text = one_line(ev.text.strip())
