@@ -107,6 +107,10 @@ LINE_PREFIXES: tuple[tuple[str, re.Pattern[str], _PrefixReader], ...] = (
 """Prefixes recognised at the start of a line, tried in this order, each after the last one
 that matched (srun's label comes before what the program wrote)."""
 
+_MAY_PREFIX = re.compile(r" *\d|\[|[A-Za-z][\w.-]*:\d|[A-Z][a-z]{2} [ \d]\d \d")
+"""What every line prefix starts with: lines that do not are not tried one table row at a
+time (the scanner asks for the origin of up to thousands of lines per pattern)."""
+
 IN_MESSAGE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d{1,6})\]")
 """c10d names the rank inside its messages: ``[Rank 3]``, ``[PG 0 Rank 3]``,
 ``[PG ID 0 PG GUID 0(default_pg) Rank 3]``."""
@@ -192,6 +196,9 @@ def line_time(line: str) -> float | None:
 def line_origin(line: str) -> Origin:
     """The rank and node a line's prefixes (or its c10d message) name."""
     head = line[:PREFIX_BYTES]
+    if _MAY_PREFIX.match(head) is None:  # most lines: no prefix, one cheap test
+        match = IN_MESSAGE.search(head) if "Rank " in head else None
+        return Origin(_int(match.group("rank"))) if match is not None else _NOWHERE
     rank: int | None = None
     local = False
     node: str | None = None
@@ -206,7 +213,7 @@ def line_origin(line: str) -> Origin:
             rank, local = found.rank, found.local
         node = node or found.node
         pos = match.end()
-    if rank is None:
+    if rank is None and "Rank " in head:
         match = IN_MESSAGE.search(head)
         if match is not None:
             rank = _int(match.group("rank"))
