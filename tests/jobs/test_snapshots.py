@@ -75,3 +75,24 @@ def test_text_names_the_node_of_the_fault(tmp_path: Path) -> None:
     assert "2 snapshots" in text
     assert "4 ranks: A NCCL collective timed out" in text
     assert "a consequence of node gpu-node-12's failure" in text
+
+
+def test_a_directory_or_a_glob_stands_for_its_snapshots(tmp_path: Path) -> None:
+    snapshots = tmp_path / "snapshots"
+    snapshots.mkdir()
+    for source in (HEALTHY, GPU_LOST):
+        (snapshots / source.name).write_bytes(source.read_bytes())
+    log = str(joblogs.write(tmp_path / "logs" / "rank0.log", joblogs.watchdog_timeout(0)))
+    for given in (str(snapshots), str(snapshots / "*.json")):
+        result = CliRunner().invoke(main, ["explain", "--format", "json", "--snapshot", given, log])
+        assert result.exit_code == 0, result.output
+        report = json.loads(result.stdout)
+        assert len([i for i in report["inputs"] if i["kind"] == "snapshot"]) == 2
+        assert report["diagnoses"][0]["cause"] == "xid_hardware"
+
+
+def test_a_snapshot_glob_that_matches_nothing_is_a_usage_error(tmp_path: Path) -> None:
+    log = str(joblogs.write(tmp_path / "rank0.log", joblogs.watchdog_timeout(0)))
+    result = CliRunner().invoke(main, ["explain", "--snapshot", str(tmp_path / "*.json"), log])
+    assert result.exit_code == 2
+    assert "no snapshot file matches" in result.stderr

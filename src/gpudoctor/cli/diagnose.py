@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import click
 
 from gpudoctor.cli.app import load_book
-from gpudoctor.cli.inputs import collect_live, load_snapshot_file, log_inputs
+from gpudoctor.cli.inputs import collect_live, load_snapshot_file, log_inputs, snapshot_files
 from gpudoctor.cli.options import (
     OutputSettings,
     output_options,
@@ -36,17 +35,18 @@ NO_LOGS_HINT = (
 )
 @click.option(
     "--snapshot",
-    "snapshot_paths",
+    "snapshot_names",
     multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Use a saved snapshot instead of collecting one now (repeatable: one per node).",
+    metavar="FILE",
+    help="Use a saved snapshot instead of collecting one now (repeatable, one per node; a "
+    "directory or a glob stands for the snapshots in it).",
 )
 @since_option
 @output_options
 def diagnose(
     files: tuple[str, ...],
     logs: tuple[str, ...],
-    snapshot_paths: tuple[Path, ...],
+    snapshot_names: tuple[str, ...],
     since: str,
     **options: Any,
 ) -> None:
@@ -55,7 +55,9 @@ def diagnose(
     """
     out = OutputSettings(**options)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
-    saved = [NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_paths]
+    saved = [
+        NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_files(snapshot_names)
+    ]
     if not saved:
         # the report lists what could not be read
         saved = [NodeSnapshot("live", collect_live(parse_duration(since)))]

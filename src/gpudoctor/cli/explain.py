@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 from typing import Any
 
 import click
 
 from gpudoctor.cli.app import EXIT_USAGE, fail, load_book
-from gpudoctor.cli.inputs import load_snapshot_file, log_inputs
+from gpudoctor.cli.inputs import load_snapshot_file, log_inputs, snapshot_files
 from gpudoctor.cli.options import OutputSettings, output_options, print_report_and_exit
 from gpudoctor.jobs.snapshots import NodeSnapshot
 from gpudoctor.pipeline import diagnose
@@ -32,11 +31,12 @@ def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object]
 @click.argument("files", nargs=-1)
 @click.option(
     "--snapshot",
-    "snapshot_paths",
+    "snapshot_names",
     multiple=True,
-    type=click.Path(dir_okay=False, path_type=Path),
+    metavar="FILE",
     help="Add the facts of a snapshot taken on the crashed machine (gpudoctor snapshot -o "
-    "FILE); repeatable: one per node of a job, each fact keeps its node.",
+    "FILE); repeatable, one per node of a job (a directory or a glob stands for the "
+    "snapshots in it).",
 )
 @click.option(
     "--exit-code",
@@ -54,7 +54,7 @@ def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object]
 @output_options
 def explain(
     files: tuple[str, ...],
-    snapshot_paths: tuple[Path, ...],
+    snapshot_names: tuple[str, ...],
     exit_code: int | None,
     signal_text: str | None,
     **options: Any,
@@ -78,7 +78,9 @@ def explain(
         files = ("-",)
     logs = log_inputs(files)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
-    snapshots = [NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_paths]
+    snapshots = [
+        NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_files(snapshot_names)
+    ]
     observed = _exit_status(exit_code, signal_text)
     if len(snapshots) == 1:
         only = snapshots[0]

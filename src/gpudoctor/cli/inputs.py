@@ -80,6 +80,29 @@ def _has_fileno() -> bool:
     return True
 
 
+def snapshot_files(names: Sequence[str]) -> list[Path]:
+    """Snapshot files by name: a directory stands for every ``*.json`` file below it, a glob
+    (``'snapshots/*.json'``) for the files it matches (one snapshot per node of a job). A
+    directory or glob that gives no file is a usage error."""
+    paths: list[Path] = []
+    for name in names:
+        path = Path(name)
+        if path.is_dir():
+            found = [f for f in files_below(path) if f.suffix == ".json"]
+            if not found:
+                fail(f"{name} is a directory with no .json snapshot in it", EXIT_USAGE)
+            paths.extend(found)
+        elif not path.exists() and glob.has_magic(name):
+            matches = sorted(Path(m) for m in glob.glob(name, recursive=True))
+            files = [m for m in matches if m.is_file()]
+            if not files:
+                fail(f"{name}: no snapshot file matches", EXIT_USAGE)
+            paths.extend(files)
+        else:
+            paths.append(path)
+    return paths
+
+
 def load_snapshot_file(path: Path) -> Snapshot:
     """A saved snapshot, or a clear error (exit 2) when it cannot be used."""
     from gpudoctor.snapshot import load_snapshot
