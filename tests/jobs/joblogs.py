@@ -131,3 +131,11 @@ def illegal_access(rank: int, minute: int, second: int) -> list[str]:
         f"[rank{rank}]: torch.AcceleratorError: CUDA error: an illegal memory access was "
         "encountered",
     ]
+
+
+def progress(rank: int, minute: int, second: int, step: int) -> str:
+    """A Python logging progress line with its timestamp (asctime)."""
+    return (
+        f"[rank{rank}]: 2026-11-26 14:{minute:02d}:{second:02d},250 INFO trainer: step {step} "
+        f"loss {2.0 + step / 1000:.4f}"
+    )

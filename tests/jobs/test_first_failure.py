@@ -240,3 +240,69 @@ def test_a_single_process_log_is_left_as_it_was(book: RuleBook, tmp_path: Path) 
     assert report.diagnoses[0].ranks == ()
     assert "job" not in report.to_dict()
     assert "ranks" not in report.to_dict()["diagnoses"][0]  # type: ignore[index]
+
+
+def test_a_traceback_without_timestamps_is_placed_after_its_last_progress_line(
+    book: RuleBook, tmp_path: Path
+) -> None:
+    # rank 5's log is read first, but its last progress line (and so its crash) comes later
+    files = [
+        joblogs.write(
+            tmp_path / "rank5.log",
+            [joblogs.progress(5, 9, 0, 900), *joblogs.cuda_oom(5, gpu=5)],
+        ),
+        joblogs.write(
+            tmp_path / "rank2.log",
+            [
+                joblogs.progress(2, 5, 0, 500),
+                "[rank2]: torch.AcceleratorError: CUDA error: an illegal memory access was "
+                "encountered",
+            ],
+        ),
+    ]
+    report = explain(book, files)
+    assert report.job is not None and report.job.first_failure is not None
+    assert (report.job.first_failure.how, report.job.first_failure.rank) == ("earliest", 2)
+    assert report.job.first_failure.time is None  # its own line has no timestamp
+    assert report.diagnoses[0].cause == "illegal_memory_access"
+    files.reverse()  # input order does not decide
+    assert explain(book, files).diagnoses[0].cause == "illegal_memory_access"
+
+
+def test_nccls_world_size_names_a_rank_that_wrote_nothing(book: RuleBook, tmp_path: Path) -> None:
+    lines = []
+    for rank in range(8):  # every rank initialised its communicator...
+        lines.append(
+            f"{rank}: gpu-node-0{rank // 4}:{7100 + rank}:{7200 + rank} [{rank % 4}] NCCL INFO "
+            f"comm 0x5f{rank:02d}a0 rank {rank} nranks 8 cudaDev {rank % 4} busId 1b000 - "
+            "Init COMPLETE"
+        )
+    for rank in range(7):  # ...but rank 7 never wrote again
+        lines += [f"{rank}: {line}" for line in joblogs.watchdog_timeout(rank)]
+    report = explain(book, [joblogs.write(tmp_path / "job.out", lines)])
+    job = report.job
+    assert job is not None
+    assert job.world_size == 8
+    assert job.hang and job.missing == (7,)
+    assert job.nodes == ("gpu-node-00", "gpu-node-01")
+
+
+def test_monitored_barrier_names_the_ranks_that_failed_to_arrive(
+    book: RuleBook, tmp_path: Path
+) -> None:
+    files = [
+        joblogs.write(tmp_path / f"rank{r}.log", joblogs.watchdog_timeout(r)) for r in range(4)
+    ]
+    files.append(
+        joblogs.write(
+            tmp_path / "rank0-barrier.log",
+            [
+                "[rank0]: RuntimeError: [Rank 0]: Ranks 1, 3 failed to pass monitoredBarrier in "
+                "1800000 ms"
+            ],
+        )
+    )
+    report = explain(book, files)
+    assert report.job is not None and report.job.first_failure is not None
+    assert report.job.first_failure.how == "desync"
+    assert report.job.missing == (1, 3)

@@ -96,3 +96,19 @@ def test_a_snapshot_glob_that_matches_nothing_is_a_usage_error(tmp_path: Path) -
     result = CliRunner().invoke(main, ["explain", "--snapshot", str(tmp_path / "*.json"), log])
     assert result.exit_code == 2
     assert "no snapshot file matches" in result.stderr
+
+
+def test_markdown_redacts_the_nodes_of_a_job(tmp_path: Path) -> None:
+    files = [
+        str(joblogs.write(tmp_path / f"rank{r}.log", joblogs.watchdog_timeout(r))) for r in range(4)
+    ]
+    args = ["explain", "--format", "markdown", "--snapshot", str(HEALTHY)]
+    result = CliRunner().invoke(main, [*args, "--snapshot", str(GPU_LOST), *files])
+    assert result.exit_code == 0, result.output
+    assert "gpu-node-12" not in result.stdout
+    assert "dgx-h100-07" not in result.stdout
+    assert "a consequence of node &lt;host>'s failure" in result.stdout
+    unredacted = CliRunner().invoke(
+        main, [*args, "--no-redact", "--snapshot", str(GPU_LOST), *files]
+    )
+    assert "a consequence of node gpu-node-12's failure" in unredacted.stdout

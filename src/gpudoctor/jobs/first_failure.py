@@ -22,6 +22,7 @@ the rules' ``explains``); this step only reads ``explained_by``.
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -48,23 +49,43 @@ class _Placed:
     nodes: frozenset[str]
     events: tuple[Event, ...]
 
-    def earliest(self, rank: int | None = None) -> Event | None:
+    def earliest(self, clock: Clock, rank: int | None = None) -> Event | None:
         """Its earliest line in time (on ``rank`` when given)."""
         events = [e for e in self.events if rank is None or e.rank == rank]
-        return min(events, key=_when, default=None)
+        return min(events, key=clock.when, default=None)
 
 
-def _when(event: Event) -> tuple[int, float, tuple[int, int]]:
-    """Lines with a timestamp first, by time; then lines without, in reading order."""
-    if event.time is not None:
-        return (0, event.time, event.order)
-    return (1, 0.0, event.order)
+class Clock:
+    """When lines were written: their own timestamp or, for a line without one (a traceback),
+    the last timestamp its input showed before it among the lines the scanner kept (a progress
+    line, a c10 warning): it was written then or later."""
 
+    def __init__(self, hits: Mapping[str, PatternHits]) -> None:
+        timed: dict[str, list[tuple[int, float]]] = {}
+        for found in hits.values():
+            for event in found.events():
+                if event.time is not None:
+                    timed.setdefault(event.source, []).append((event.line, event.time))
+        self._lines = {source: sorted(points) for source, points in timed.items()}
 
-def _first_line(placed: _Placed) -> tuple[int, float, tuple[int, int]]:
-    """When a diagnosis's first line was written; one without lines (facts alone) comes last."""
-    event = placed.earliest()
-    return (2, 0.0, (0, 0)) if event is None else _when(event)
+    def time(self, event: Event) -> float | None:
+        """The event's time, its own or the last one before it in its input."""
+        if event.time is not None:
+            return event.time
+        points = self._lines.get(event.source, [])
+        before = bisect_right(points, (event.line, float("inf")))
+        return points[before - 1][1] if before else None
+
+    def when(self, event: Event) -> tuple[int, float, tuple[int, int]]:
+        """A sort key: lines with a known time first, by time; then the others, in reading
+        order."""
+        time = self.time(event)
+        return (1, 0.0, event.order) if time is None else (0, time, event.order)
+
+    def first_line(self, placed: _Placed) -> tuple[int, float, tuple[int, int]]:
+        """When a diagnosis's first line was written; one from facts alone comes last."""
+        event = placed.earliest(self)
+        return (2, 0.0, (0, 0)) if event is None else self.when(event)
 
 
 def job_origins(
@@ -112,15 +133,16 @@ def place_job(
     ]
     first: _Placed | None = None
     failure: FirstFailure | None = None
+    clock = Clock(hits)
     pointers = launcher_root_causes(hits)
     for pointer in pointers:
         first = next((p for p in roots if pointer.rank in p.ranks), None)
         if first is not None:
-            failure = _failure(first, "launcher", pointer.rank)
+            failure = _failure(first, "launcher", pointer.rank, clock)
             break
     if first is None and roots:
-        first = min(roots, key=_first_line)
-        failure = _failure(first, "earliest", None)
+        first = min(roots, key=clock.first_line)
+        failure = _failure(first, "earliest", None, clock)
     hang = False
     timed_out: set[int] = set()
     missing: set[int] = set()
@@ -198,8 +220,8 @@ def _gather(
     return ranks, nodes, events
 
 
-def _failure(first: _Placed, how: str, rank: int | None) -> FirstFailure:
-    event = first.earliest(rank) or first.earliest()
+def _failure(first: _Placed, how: str, rank: int | None, clock: Clock) -> FirstFailure:
+    event = first.earliest(clock, rank) or first.earliest(clock)
     if event is None:  # a diagnosis from snapshot facts alone
         node = next(iter(sorted(first.nodes)), None)
         return FirstFailure(how, rule=first.diagnosis.rule, rank=rank, node=node)

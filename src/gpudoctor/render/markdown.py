@@ -16,6 +16,9 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
     Text from the inputs is escaped so that it cannot leave its code block or inject markup.
     """
     hosts = [str(v) for k, v in report.facts.items() if k in ("hostname", "host_name") and v]
+    if report.job is not None:  # the nodes of a job are host names too
+        hosts += report.job.nodes
+    hosts += report.fact_nodes.values()
 
     def clean(text: str) -> str:
         return redact(text, hosts) if redact_output else text
