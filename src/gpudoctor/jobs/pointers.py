@@ -11,8 +11,9 @@ Formats, from PyTorch's source:
   collective #{n}``, ``[{ranks}] finished collective #{n}, but didn't join collective
   #{n+1}``; gloo's ``monitored_barrier``: ``Rank {r} failed to pass monitoredBarrier`` /
   ``Ranks {r, s} failed to pass monitoredBarrier``;
-* NCCL's communicator init line, which gives the world size: ``NCCL INFO comm {ptr} rank
-  {r} nranks {n} cudaDev {d} …``.
+* NCCL's communicator init line, which gives the world size: ``{host}:{pid}:{tid} [{dev}]
+  NCCL INFO comm {ptr} rank {r} nranks {n} cudaDev {d} …`` (with NCCL's own ``[{dev}] NCCL
+  INFO`` prefix, as NCCL writes it).
 """
 
 from __future__ import annotations
@@ -52,7 +53,7 @@ PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec(BARRIER, r"Ranks? (?P<ranks>[\d, ]+) failed to pass monitoredBarrier"),
     PatternSpec(
         NCCL_INIT,
-        r"NCCL INFO comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)",
+        r"\[\d+\] NCCL INFO comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)",
         captures={"rank": CaptureType.INT, "nranks": CaptureType.INT},
     ),
 )

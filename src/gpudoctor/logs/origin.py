@@ -29,16 +29,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from functools import lru_cache
+from typing import NamedTuple
 
 PREFIX_BYTES = 160
 """How much of a line's start is looked at for its prefixes and timestamp."""
 
 
-@dataclass(frozen=True)
-class Origin:
-    """The rank and node a line or file belongs to; ``None`` where it does not say."""
+class Origin(NamedTuple):
+    """The rank and node a line or file belongs to; ``None`` where it does not say.
+
+    (A named tuple rather than a frozen dataclass: the scanner makes one per matching line.)
+    """
 
     rank: int | None = None
     node: str | None = None
@@ -78,38 +80,53 @@ def _node_of(group: str) -> _PrefixReader:
     return lambda m: Origin(node=m.group(group))
 
 
-LINE_PREFIXES: tuple[tuple[str, re.Pattern[str], _PrefixReader], ...] = (
+LINE_PREFIXES: tuple[tuple[str, str, bool], ...] = (
     # srun --label: the task id, right-aligned, a colon and a space ("  3: text")
-    ("srun --label", re.compile(r" *(?P<rank>\d{1,6}): "), _rank_of("rank")),
+    ("srun --label", r" *(?P<rank>\d{1,6}): ", False),
     # a launcher's "[host:rank]" prefix (torchrun --log-line-prefix-template, pdsh-style)
-    (
-        "[host:rank]",
-        re.compile(r"\[(?P<node>[A-Za-z][\w.-]*):(?P<rank>\d{1,6})\]:? ?"),
-        lambda m: Origin(rank=_int(m.group("rank")), node=m.group("node")),
-    ),
+    ("[host:rank]", r"\[(?P<node>[A-Za-z][\w.-]*):(?P<rank>\d{1,6})\]:? ?", False),
     # torchrun --tee / --redirects: "[{role}{local_rank}]:", the role is "default" unless set
-    (
-        "torchrun --tee",
-        re.compile(r"\[(?P<role>default|trainer|worker)(?P<rank>\d{1,6})\]: ?"),
-        _rank_of("rank", local=True),
-    ),
+    ("torchrun --tee", r"\[(?:default|trainer|worker)(?P<rank>\d{1,6})\]: ?", True),
     # PyTorch's rank prefix on a worker's stderr lines and c10 log lines: "[rank3]:"
-    ("[rankN]:", re.compile(r"\[rank(?P<rank>\d{1,6})\]: ?"), _rank_of("rank")),
+    ("[rankN]:", r"\[rank(?P<rank>\d{1,6})\]: ?", False),
     # NCCL's own lines: "{host}:{pid}:{tid} [{cuda dev}] NCCL INFO ..."
-    ("NCCL host", re.compile(r"(?P<node>[A-Za-z][\w.-]*):\d+:\d+ \[\d+\] NCCL "), _node_of("node")),
+    ("NCCL host", r"(?P<node>[A-Za-z][\w.-]*):\d+:\d+ \[\d+\] NCCL ", False),
     # syslog / journalctl short: "Nov 26 14:02:11 {host} kernel: ..."
     (
         "syslog host",
-        re.compile(r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<node>[A-Za-z][\w.-]*) \S+?: "),
-        _node_of("node"),
+        r"[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d (?P<node>[A-Za-z][\w.-]*) \S+?: ",
+        False,
     ),
 )
-"""Prefixes recognised at the start of a line, tried in this order, each after the last one
-that matched (srun's label comes before what the program wrote)."""
+"""Prefixes recognised at the start of a line, each after the ones before it that matched
+(srun's label comes before what the program wrote): (name, regex with a ``rank`` and/or a
+``node`` group, whether the rank is a local rank)."""
+
+
+def _chain(rows: tuple[tuple[str, str, bool], ...]) -> re.Pattern[str]:
+    """The rows as one regex, each optional and in order, their groups numbered by row (one
+    match per line instead of one per row: the scanner asks for thousands of lines)."""
+    parts = []
+    for index, (_name, regex, _local) in enumerate(rows):
+        numbered = regex.replace("(?P<rank>", f"(?P<rank{index}>")
+        parts.append("(?:" + numbered.replace("(?P<node>", f"(?P<node{index}>") + ")?")
+    return re.compile("".join(parts))
+
+
+_CHAIN = _chain(LINE_PREFIXES)
+_SLOTS = tuple(
+    (
+        _CHAIN.groupindex[f"rank{i}"] - 1 if f"rank{i}" in _CHAIN.groupindex else None,
+        _CHAIN.groupindex[f"node{i}"] - 1 if f"node{i}" in _CHAIN.groupindex else None,
+        is_local,
+    )
+    for i, (_name, _regex, is_local) in enumerate(LINE_PREFIXES)
+)
+"""Per row: the index of its rank and node groups in the chain's ``groups()``, and whether
+its rank is a local one."""
 
 _MAY_PREFIX = re.compile(r" *\d|\[|[A-Za-z][\w.-]*:\d|[A-Z][a-z]{2} [ \d]\d \d")
-"""What every line prefix starts with: lines that do not are not tried one table row at a
-time (the scanner asks for the origin of up to thousands of lines per pattern)."""
+"""What every line prefix starts with: the lines that do not (most) skip the chain."""
 
 IN_MESSAGE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d{1,6})\]")
 """c10d names the rank inside its messages: ``[Rank 3]``, ``[PG 0 Rank 3]``,
@@ -199,20 +216,20 @@ def line_origin(line: str) -> Origin:
     if _MAY_PREFIX.match(head) is None:  # most lines: no prefix, one cheap test
         match = IN_MESSAGE.search(head) if "Rank " in head else None
         return Origin(_int(match.group("rank"))) if match is not None else _NOWHERE
+    chained = _CHAIN.match(head)
+    assert chained is not None  # every part is optional: it always matches
     rank: int | None = None
     local = False
     node: str | None = None
-    pos = 0
-    for _name, pattern, read in LINE_PREFIXES:
-        match = pattern.match(head, pos)
-        if match is None:
-            continue
-        found = read(match)
-        # A global rank is not replaced by a local one (srun's label, then torchrun's tee).
-        if found.rank is not None and (rank is None or (local and not found.local)):
-            rank, local = found.rank, found.local
-        node = node or found.node
-        pos = match.end()
+    if chained.end():  # some prefix matched
+        values = chained.groups()
+        for rank_at, node_at, is_local in _SLOTS:
+            found = values[rank_at] if rank_at is not None else None
+            # A global rank is not replaced by a local one (srun's label, then torchrun's tee).
+            if found is not None and (rank is None or (local and not is_local)):
+                rank, local = _int(found), is_local
+            if node is None and node_at is not None:
+                node = values[node_at]
     if rank is None and "Rank " in head:
         match = IN_MESSAGE.search(head)
         if match is not None:
