@@ -5,7 +5,7 @@ rank and node a line belongs to is written in one of a few places, each read her
 table of formats (nothing else in gpudoctor parses them):
 
 * the line's prefix (:data:`LINE_PREFIXES`), applied in turn from the start of the line:
-  srun ``--label`` (`` 3: ``), a ``[host:rank]`` prefix (a torchrun
+  srun ``--label`` (`` 3: ``), pdsh's ``host: ``, a ``[host:rank]`` prefix (a torchrun
   ``--log-line-prefix-template``), torchrun's ``--tee`` prefix ``[default3]:`` (role and
   local rank), PyTorch's ``[rank3]:``, NCCL's ``host:pid:tid [dev] NCCL`` and syslog's host
   field; failing those, the ``[Rank 3]`` / ``[PG … Rank 3]`` that c10d writes inside its
@@ -83,6 +83,9 @@ def _node_of(group: str) -> _PrefixReader:
 LINE_PREFIXES: tuple[tuple[str, str, bool], ...] = (
     # srun --label: the task id, right-aligned, a colon and a space ("  3: text")
     ("srun --label", r" *(?P<rank>\d{1,6}): ", False),
+    # pdsh (DeepSpeed's multi-node launcher) and clush: "{host}: " — a host name has a digit
+    # or a hyphen, which "RuntimeError: " has not
+    ("pdsh host", r"(?P<node>[A-Za-z][\w.]*(?:\d|-)[\w.-]*): ", False),
     # a launcher's "[host:rank]" prefix (torchrun --log-line-prefix-template, pdsh-style)
     ("[host:rank]", r"\[(?P<node>[A-Za-z][\w.-]*):(?P<rank>\d{1,6})\]:? ?", False),
     # torchrun --tee / --redirects: "[{role}{local_rank}]:", the role is "default" unless set
@@ -125,7 +128,9 @@ _SLOTS = tuple(
 """Per row: the index of its rank and node groups in the chain's ``groups()``, and whether
 its rank is a local one."""
 
-_MAY_PREFIX = re.compile(r" *\d|\[|[A-Za-z][\w.-]*:\d|[A-Z][a-z]{2} [ \d]\d \d")
+_MAY_PREFIX = re.compile(
+    r" *\d|\[|[A-Za-z][\w.-]*:\d|[A-Za-z][\w.]*(?:\d|-)[\w.-]*: |[A-Z][a-z]{2} [ \d]\d \d"
+)
 """What every line prefix starts with: the lines that do not (most) skip the chain."""
 
 IN_MESSAGE = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<rank>\d{1,6})\]")

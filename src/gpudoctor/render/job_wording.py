@@ -12,7 +12,7 @@ from gpudoctor.report import Diagnosis, FirstFailure, JobSummary, Report
 from gpudoctor.wording import count_of
 
 MAX_LISTED = 8
-"""Ranks or nodes named one by one; past this, runs of ranks are shortened (``0-62``)."""
+"""Runs of ranks (``5``, ``7-9``) named in a sentence; the others are counted."""
 
 HOW = {
     "earliest": "the earliest failure in time",
@@ -31,6 +31,22 @@ def rank_list(ranks: Sequence[int]) -> str:
         else:
             runs.append([rank, rank])
     return ", ".join(str(a) if a == b else f"{a}-{b}" for a, b in runs)
+
+
+def shortened_rank_list(ranks: Sequence[int]) -> str:
+    """:func:`rank_list`, cut after :data:`MAX_LISTED` runs: ``"1, 3, 5 … and 40 more"``."""
+    listed = rank_list(ranks)
+    runs = listed.split(", ")
+    if len(runs) <= MAX_LISTED:
+        return listed
+    shown = runs[:MAX_LISTED]
+    count = sum(_run_size(run) for run in shown)
+    return f"{', '.join(shown)} and {len(set(ranks)) - count} more"
+
+
+def _run_size(run: str) -> int:
+    first, _, last = run.partition("-")
+    return int(last or first) - int(first) + 1
 
 
 def who(ranks: Sequence[int], nodes: Sequence[str]) -> str:
@@ -70,7 +86,7 @@ def job_lines(job: JobSummary, diagnoses: Sequence[Diagnosis]) -> list[str]:
         timed = count_of(len(job.timed_out), "rank")
         text = f"Hang or desync: {timed} timed out in a collective and none failed first"
         if job.missing:
-            missing = rank_list(job.missing[: MAX_LISTED * 4])
+            missing = shortened_rank_list(job.missing)
             noun = "rank" if len(job.missing) == 1 else "ranks"
             verb = "never reached it" if failure and failure.how == "missing" else "lagged"
             text += f"; {noun} {missing} {verb}"
