@@ -150,8 +150,8 @@ class FirstFailure:
     how: str
     """``earliest`` (the earliest fatal line in time), ``launcher`` (the rank named in
     torchelastic's "Root Cause (first observed failure)"), ``desync`` (the ranks c10d's desync
-    report names) or ``missing`` (the ranks that never reached the collective the others timed
-    out in)."""
+    report names), ``peer`` (the node NCCL lost contact with) or ``missing`` (the ranks that
+    never reached the collective the others timed out in)."""
     rule: str | None = None
     rank: int | None = None
     node: str | None = None
@@ -177,7 +177,8 @@ class JobSummary:
     nodes: tuple[str, ...]
     first_failure: FirstFailure | None = None
     hang: bool = False
-    """Every rank that logged a collective timed out and none erred: a hang or a desync."""
+    """Ranks timed out in a collective, no likely root cause was found and no peer left: a
+    hang or a desync."""
     timed_out: tuple[int, ...] = ()
     missing: tuple[int, ...] = ()
     """Ranks that did not reach the collective the others timed out in."""

@@ -139,3 +139,17 @@ def progress(rank: int, minute: int, second: int, step: int) -> str:
         f"[rank{rank}]: 2026-11-26 14:{minute:02d}:{second:02d},250 INFO trainer: step {step} "
         f"loss {2.0 + step / 1000:.4f}"
     )
+
+
+def nccl_bootstrap(host: str, rank: int, address: str) -> str:
+    """NCCL's line naming the address a rank's bootstrap network uses."""
+    prefix = f"{host}:{4400 + rank}:{4500 + rank} [{rank % 8}]"
+    return f"{prefix} NCCL INFO Bootstrap : Using ib0:{address}<0>"
+
+
+def nccl_peer_closed(host: str, rank: int, peer: str) -> str:
+    """NCCL's warning when a peer's socket closed (peer: a host name or an address)."""
+    return (
+        f"{host}:{4400 + rank}:{4600 + rank} [{rank % 8}] NCCL WARN Net : Connection closed by "
+        f"remote peer {peer}<39211>"
+    )

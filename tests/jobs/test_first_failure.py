@@ -306,3 +306,54 @@ def test_monitored_barrier_names_the_ranks_that_failed_to_arrive(
     assert report.job is not None and report.job.first_failure is not None
     assert report.job.first_failure.how == "desync"
     assert report.job.missing == (1, 3)
+
+
+def test_the_peer_nccl_lost_is_the_first_failure(book: RuleBook, tmp_path: Path) -> None:
+    files = []
+    for rank in range(4):  # node 01 saw its peer go away, then timed out
+        lines = [
+            joblogs.nccl_peer_closed("gpu-node-01", rank, "gpu-node-02.cluster.example"),
+            *joblogs.watchdog_timeout(rank),
+        ]
+        files.append(joblogs.write(tmp_path / "gpu-node-01" / f"rank{rank}.log", lines))
+    for rank in range(4, 8):  # node 02's processes vanished without a word
+        files.append(
+            joblogs.write(tmp_path / "gpu-node-02" / f"rank{rank}.log", joblogs.training(rank))
+        )
+    report = explain(book, files)
+    job = report.job
+    assert job is not None and job.first_failure is not None
+    assert not job.hang
+    assert (job.first_failure.how, job.first_failure.node) == ("peer", "gpu-node-02")
+    text = " ".join(render_text(report, 100).plain().split())
+    assert "First failure: node gpu-node-02" in text
+    assert "the peer NCCL lost contact with" in text
+
+
+def test_a_peer_address_is_mapped_to_its_node_and_its_fault_comes_first(
+    book: RuleBook, tmp_path: Path
+) -> None:
+    files = [
+        joblogs.write(
+            tmp_path / "gpu-node-01" / "rank0.log",
+            [
+                joblogs.nccl_bootstrap("gpu-node-01", 0, "10.8.0.11"),
+                # an earlier, unrelated error on this node: by time alone it would come first
+                joblogs.progress(0, 1, 0, 100),
+                "[rank0]: ERROR: Unexpected bus error encountered in worker. This might be "
+                "caused by insufficient shared memory (shm).",
+                joblogs.nccl_peer_closed("gpu-node-01", 0, "10.8.0.12"),
+            ],
+        ),
+        joblogs.write(
+            tmp_path / "gpu-node-02" / "rank1.log",
+            [joblogs.nccl_bootstrap("gpu-node-02", 1, "10.8.0.12")],
+        ),
+        joblogs.write(tmp_path / "gpu-node-02" / "kern.log", joblogs.xid_kernel_log("gpu-node-02")),
+    ]
+    report = explain(book, files)
+    assert report.job is not None and report.job.first_failure is not None
+    assert (report.job.first_failure.how, report.job.first_failure.node) == ("peer", "gpu-node-02")
+    assert report.diagnoses[0].cause == "xid_hardware"
+    shm = next(d for d in report.diagnoses if d.cause == "shm_exhausted")
+    assert not shm.explained_by  # a root of its own, earlier in time, yet second

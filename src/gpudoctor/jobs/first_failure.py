@@ -26,7 +26,13 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gpudoctor.jobs.pointers import Pointer, desync_ranks, launcher_root_causes, world_size
+from gpudoctor.jobs.pointers import (
+    Pointer,
+    desync_ranks,
+    launcher_root_causes,
+    nccl_peers,
+    world_size,
+)
 from gpudoctor.logs.origin import Origin, format_time
 from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.report import Diagnosis, FirstFailure, JobSummary, Report
@@ -135,10 +141,11 @@ def place_job(
     failure: FirstFailure | None = None
     clock = Clock(hits)
     pointers = launcher_root_causes(hits)
-    for pointer in pointers:
-        first = next((p for p in roots if pointer.rank in p.ranks), None)
+    peers = nccl_peers(hits)
+    for pointer in [*pointers, *peers]:
+        first = next((p for p in roots if _points_at(pointer, p)), None)
         if first is not None:
-            failure = _failure(first, "launcher", pointer.rank, clock)
+            failure = _failure(first, pointer.how, pointer.rank, clock)
             break
     if first is None and roots:
         first = min(roots, key=clock.first_line)
@@ -153,8 +160,12 @@ def place_job(
             if p.diagnosis.cause == HANG_CAUSE and p.diagnosis.role == "cascade"
             for r in p.ranks
         }
-        hang = bool(timed_out)
-        failure, missing = _hang_failure(timed_out, ranks, size, pointers, desync_ranks(hits))
+        hang = bool(timed_out) and not peers
+        if peers:  # a peer left: not a hang, whatever the others then waited for
+            event = peers[0].event
+            failure = FirstFailure("peer", node=peers[0].node, source=event.source, line=event.line)
+        else:
+            failure, missing = _hang_failure(timed_out, ranks, size, pointers, desync_ranks(hits))
     diagnoses = _ordered(placed, first)
     return replace(
         report,
@@ -169,6 +180,13 @@ def place_job(
             world_size=size,
         ),
     )
+
+
+def _points_at(pointer: Pointer, placed: _Placed) -> bool:
+    """Whether a diagnosis's lines came from the rank (or node) a pointer names."""
+    if pointer.rank is not None:
+        return pointer.rank in placed.ranks
+    return pointer.node is not None and pointer.node in placed.nodes
 
 
 def _place(
@@ -245,7 +263,7 @@ def _hang_failure(
 ) -> tuple[FirstFailure | None, set[int]]:
     """With no root cause: the ranks that did not arrive, and the first failure they make."""
     if desync:
-        missing = {p.rank for p in desync}
+        missing = {p.rank for p in desync if p.rank is not None}
         event = desync[0].event
         return FirstFailure("desync", rank=min(missing), source=event.source, line=event.line), (
             missing

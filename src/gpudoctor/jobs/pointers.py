@@ -11,6 +11,12 @@ Formats, from PyTorch's source:
   collective #{n}``, ``[{ranks}] finished collective #{n}, but didn't join collective
   #{n+1}``; gloo's ``monitored_barrier``: ``Rank {r} failed to pass monitoredBarrier`` /
   ``Ranks {r, s} failed to pass monitoredBarrier``;
+* NCCL's lost peer (``transport/net_socket.cc``, ``misc/socket.cc``, ``net_ib.cc``):
+  ``Net : Connection closed by remote peer {host or address}<{port}>``, ``socketProgress:
+  Connection closed by remote peer …``, ``NET/IB : Got completion from peer
+  {address}<{port}> with error {n}``; an address is mapped to its node through NCCL's own
+  ``{host}:{pid}:{tid} [{dev}] NCCL INFO Bootstrap : Using {if}:{address}<0>`` and ``NET/IB
+  : Using … ; OOB {if}:{address}<0>`` lines (among the lines the scanner keeps);
 * NCCL's communicator init line, which gives the world size: ``{host}:{pid}:{tid} [{dev}]
   NCCL INFO comm {ptr} rank {r} nranks {n} cudaDev {d} …`` (with NCCL's own ``[{dev}] NCCL
   INFO`` prefix, as NCCL writes it).
@@ -18,6 +24,7 @@ Formats, from PyTorch's source:
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -30,6 +37,8 @@ MISSING = "job/missing_ranks"
 LAGGING = "job/lagging_ranks"
 BARRIER = "job/monitored_barrier"
 NCCL_INIT = "job/nccl_init"
+NCCL_ADDRESS = "job/nccl_address"
+NCCL_PEER = "job/nccl_peer"
 
 ROOT_CAUSE_WINDOW = 8
 """Lines after "Root Cause (first observed failure):" where its rank line is looked for."""
@@ -52,6 +61,16 @@ PATTERNS: tuple[PatternSpec, ...] = (
     ),
     PatternSpec(BARRIER, r"Ranks? (?P<ranks>[\d, ]+) failed to pass monitoredBarrier"),
     PatternSpec(
+        NCCL_ADDRESS,
+        r"\[\d+\] NCCL INFO (?:Bootstrap : Using|NET/\w+ : Using .*?OOB) "
+        r"[\w.-]+:(?P<address>[0-9A-Fa-f.:]+)<\d+>",
+    ),
+    PatternSpec(
+        NCCL_PEER,
+        r"(?:Connection closed by remote peer|Got completion from peer) "
+        r"(?P<peer>[\w.:-]+?)<\d+>",
+    ),
+    PatternSpec(
         NCCL_INIT,
         r"\[\d+\] NCCL INFO comm 0x[0-9a-fA-F]+ rank (?P<rank>\d+) nranks (?P<nranks>\d+)",
         captures={"rank": CaptureType.INT, "nranks": CaptureType.INT},
@@ -61,11 +80,11 @@ PATTERNS: tuple[PatternSpec, ...] = (
 
 @dataclass(frozen=True)
 class Pointer:
-    """A rank some line names as the one that failed first or lagged."""
+    """A rank (or a node) some line names as the one that failed first, lagged or left."""
 
-    rank: int
+    rank: int | None
     how: str
-    """``launcher`` or ``desync`` (see :class:`gpudoctor.report.FirstFailure`)."""
+    """``launcher``, ``desync`` or ``peer`` (see :class:`gpudoctor.report.FirstFailure`)."""
     event: Event
     node: str | None = None
 
@@ -114,6 +133,26 @@ def desync_ranks(hits: Mapping[str, PatternHits]) -> list[Pointer]:
             for part in str(event.captures.get("ranks", "")).split(","):
                 if part.strip().isdigit():
                     pointers.append(Pointer(int(part), "desync", event))
+    return pointers
+
+
+_ADDRESS = re.compile(r"[0-9.]+|[0-9A-Fa-f:]*:[0-9A-Fa-f:.]*")
+
+
+def nccl_peers(hits: Mapping[str, PatternHits]) -> list[Pointer]:
+    """The nodes NCCL lost contact with, in reading order: a host name as NCCL wrote it (its
+    first label), or an address some node's NCCL said it was using."""
+    nodes_by_address = {
+        str(e.captures["address"]): e.node
+        for e in _events(hits, NCCL_ADDRESS)
+        if e.node is not None and "address" in e.captures
+    }
+    pointers = []
+    for event in _events(hits, NCCL_PEER):
+        peer = str(event.captures.get("peer", ""))
+        node = nodes_by_address.get(peer) if _ADDRESS.fullmatch(peer) else peer.split(".")[0]
+        if node and node != event.node:
+            pointers.append(Pointer(None, "peer", event, node))
     return pointers
 
 

@@ -18,6 +18,7 @@ HOW = {
     "earliest": "the earliest failure in time",
     "launcher": "named by torchrun as the first observed failure",
     "desync": "named by c10d's desync report",
+    "peer": "the peer NCCL lost contact with",
     "missing": "it never reached the collective the others timed out in",
 }
 
