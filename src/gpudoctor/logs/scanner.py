@@ -24,7 +24,7 @@ from __future__ import annotations
 import enum
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 import re2
 
@@ -358,8 +358,7 @@ class Scanner:
             self._keep(hits, pending, cursor, spec, block, input_index, match, start, end, True)
         for match, start, end, from_end in pending:
             line_no = cursor.line_of(start, end, from_end)
-            event = self._event(spec, match, block, line_no, data[start:end], input_index)
-            hits.last.append(self._placed(event))
+            hits.last.append(self._event(spec, match, block, line_no, data[start:end], input_index))
 
     def _keep(
         self,
@@ -379,7 +378,7 @@ class Scanner:
         if len(hits.first) < KEEP_FIRST:
             line_no = cursor.line_of(start, end, from_end)
             raw = block.data[start:end]
-            hits.add(self._placed(self._event(spec, match, block, line_no, raw, input_index)))
+            hits.add(self._event(spec, match, block, line_no, raw, input_index))
         else:
             hits.count += 1
             hits.note_origin(self._line_origin(block.data[start : start + PREFIX_BYTES], block))
@@ -417,15 +416,16 @@ class Scanner:
             window_end = window_start
         return found[-KEEP_LAST:]
 
-    def _placed(self, event: Event) -> Event:
-        """The event with the rank, node and time its line (or its input) gives."""
-        origin = self._origin_of(event.text, event.source)
-        return replace(event, rank=origin.rank, node=origin.node, time=line_time(event.text))
-
-    @staticmethod
     def _event(
-        spec: PatternSpec, match: re2._Match, block: Block, line_no: int, raw: bytes, idx: int
+        self,
+        spec: PatternSpec,
+        match: re2._Match,
+        block: Block,
+        line_no: int,
+        raw: bytes,
+        idx: int,
     ) -> Event:
+        """The event of one kept line: its captures, text, rank, node and time."""
         captures: dict[str, CaptureValue] = {}
         for name, value in match.groupdict().items():
             if value is None:
@@ -438,4 +438,15 @@ class Scanner:
         text = decode(raw).rstrip()
         if len(text) > MAX_EVIDENCE_CHARS:
             text = text[: MAX_EVIDENCE_CHARS - 1] + "…"
-        return Event(spec.key, block.source, line_no, text, captures, (idx, line_no))
+        origin = self._origin_of(text, block.source)
+        return Event(
+            spec.key,
+            block.source,
+            line_no,
+            text,
+            captures,
+            (idx, line_no),
+            rank=origin.rank,
+            node=origin.node,
+            time=line_time(text),
+        )
