@@ -21,10 +21,11 @@ table of formats (nothing else in gpudoctor parses them):
 What the line says wins over the file name, except that a global rank (srun's task id, a
 ``rank3`` or ``%t`` file name) is not replaced by a local one. A local rank stands for the rank
 when nothing gives the global one (on one node they are the same). srun's task id is taken for
-the rank: when srun starts one torchrun per node it numbers nodes instead, which no line says. Times are seconds since the start of
-their year, without time zone: glog and syslog write neither the year nor the zone, and the
-lines of one job are compared with each other, not with the clock (a job running across New
-Year would order its lines wrongly; none is known to).
+the rank: when srun starts one torchrun per node it numbers nodes instead, which no line says.
+
+Times are seconds since the start of their year, without time zone: glog and syslog write
+neither the year nor the zone, and the lines of one job are compared with each other, not with
+the clock (a job running across New Year would order its lines wrongly; none is known to).
 """
 
 from __future__ import annotations
