@@ -113,11 +113,12 @@ def test_hang_names_the_rank_that_never_arrived(book: RuleBook, tmp_path: Path) 
     assert job.missing == (5,)
     assert job.first_failure is not None
     assert (job.first_failure.rank, job.first_failure.how) == (5, "missing")
+    assert job.first_failure.source == str(tmp_path / "rank5.log")
     assert not any(d.consequence_of for d in report.diagnoses)
-    text = " ".join(render_text(report, 100).plain().split())
+    text = " ".join(render_text(report, 200).plain().split())
     assert (
         "Hang or desync: 7 ranks timed out in a collective and none failed first; "
-        "rank 5 never reached it."
+        f"rank 5 never reached it; its log ends where it stopped: {tmp_path / 'rank5.log'}."
     ) in text
 
 

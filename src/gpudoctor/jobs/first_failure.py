@@ -166,6 +166,8 @@ def place_job(
             failure = FirstFailure("peer", node=peers[0].node, source=event.source, line=event.line)
         else:
             failure, missing = _hang_failure(timed_out, ranks, size, pointers, desync_ranks(hits))
+            if failure is not None and failure.how == "missing":
+                failure = _with_its_log(failure, report, inputs)
     diagnoses = _ordered(placed, first)
     return replace(
         report,
@@ -252,6 +254,17 @@ def _failure(first: _Placed, how: str, rank: int | None, clock: Clock) -> FirstF
         line=event.line,
         time=None if event.time is None else format_time(event.time),
     )
+
+
+def _with_its_log(failure: FirstFailure, report: Report, inputs: Sequence[Origin]) -> FirstFailure:
+    """A missing rank's failure with the input that is its own log, when one is (its last
+    lines say where it stopped)."""
+    # The report lists the scanned inputs first, in the order of their origins; a snapshot's
+    # entries follow them.
+    for summary, origin in zip(report.inputs, inputs, strict=False):
+        if origin.rank == failure.rank and origin.rank is not None:
+            return replace(failure, source=summary.name, node=failure.node or origin.node)
+    return failure
 
 
 def _hang_failure(

@@ -93,6 +93,8 @@ def job_lines(job: JobSummary, diagnoses: Sequence[Diagnosis]) -> list[str]:
             text += f"; {noun} {missing} {verb}"
             if failure is not None and failure.how == "desync":
                 text += " (c10d's desync report)"
+            elif failure is not None and failure.how == "missing" and failure.source:
+                text += f"; its log ends where it stopped: {failure.source}"
         lines.append(text + ".")
     elif failure is not None:
         where = _failure_who(failure)
