@@ -358,3 +358,10 @@ def test_a_peer_address_is_mapped_to_its_node_and_its_fault_comes_first(
     assert report.diagnoses[0].cause == "xid_hardware"
     shm = next(d for d in report.diagnoses if d.cause == "shm_exhausted")
     assert not shm.explained_by  # a root of its own, earlier in time, yet second
+
+
+def test_verbose_text_shows_consequences_whole(book: RuleBook, tmp_path: Path) -> None:
+    report = explain(book, joblogs.oom_among_timeouts(tmp_path, ranks=4, culprit=1))
+    text = render_text(report, 100, verbose=True).plain()
+    assert "Watchdog caught collective operation timeout" in text
+    assert "From ranks 0, 2-3" in text

@@ -10,10 +10,13 @@ it occurs (a crash at the end of a 4 MB block costs a search of its last piece, 
 whole block). A pack too large for one set (several thousand patterns) is split over a few
 sets. Lines that match nothing are never decoded.
 
-A match becomes an :class:`Event` with the source, the line number, the decoded line and the
-typed captures. The scanner keeps the first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST`
-events of each pattern and counts the rest (only kept lines are decoded and their captures
-converted), so memory is bounded however often a pattern occurs; a pattern that matches more
+A match becomes an :class:`Event` with the source, the line number, the decoded line, the
+typed captures, and the rank, node and time the line (or its file's name) gives
+(:mod:`gpudoctor.logs.origin`); every matching line, kept or only counted, adds its rank and
+node to its pattern's distinct ones (at most :data:`MAX_ORIGINS`). The scanner keeps the
+first :data:`KEEP_FIRST` and the last :data:`KEEP_LAST` events of each pattern and counts the
+rest (only kept lines are decoded and their captures converted), so memory is bounded however
+often a pattern occurs; a pattern that matches more
 than :data:`SATURATION` lines (an epoch counter on every line) is then only searched at the
 end of each block, and is taken out of the set (:data:`MAX_SET_REBUILDS`), so time stays
 bounded too.
