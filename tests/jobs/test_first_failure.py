@@ -365,3 +365,24 @@ def test_verbose_text_shows_consequences_whole(book: RuleBook, tmp_path: Path) -
     text = render_text(report, 100, verbose=True).plain()
     assert "Watchdog caught collective operation timeout" in text
     assert "From ranks 0, 2-3" in text
+
+
+def test_a_rank_torchrun_saw_fail_is_no_hang_even_without_its_log(
+    book: RuleBook, tmp_path: Path
+) -> None:
+    files = [
+        joblogs.write(tmp_path / f"rank{r}.log", joblogs.watchdog_timeout(r))
+        for r in range(8)
+        if r != 3
+    ]
+    files.append(
+        joblogs.write(tmp_path / "agent.log", joblogs.elastic_root_cause(3, "gpu-node-01"))
+    )
+    report = explain(book, files)
+    job = report.job
+    assert job is not None and job.first_failure is not None
+    assert not job.hang
+    assert (job.first_failure.how, job.first_failure.rank) == ("launcher", 3)
+    assert job.first_failure.node == "gpu-node-01"
+    text = " ".join(render_text(report, 100).plain().split())
+    assert "First failure: rank 3 on gpu-node-01, its own log has the cause" in text

@@ -160,12 +160,17 @@ def place_job(
             if p.diagnosis.cause == HANG_CAUSE and p.diagnosis.role == "cascade"
             for r in p.ranks
         }
-        hang = bool(timed_out) and not peers
-        if peers:  # a peer left: not a hang, whatever the others then waited for
-            event = peers[0].event
-            failure = FirstFailure("peer", node=peers[0].node, source=event.source, line=event.line)
+        # A rank that left (a peer NCCL lost, a worker torchrun saw fail) is not a hang, whatever
+        # the others then waited for; its own log, not given here, has the cause.
+        named = next(iter([*peers, *pointers]), None)
+        if named is not None:
+            event = named.event
+            failure = FirstFailure(
+                named.how, rank=named.rank, node=named.node, source=event.source, line=event.line
+            )
         else:
-            failure, missing = _hang_failure(timed_out, ranks, size, pointers, desync_ranks(hits))
+            hang = bool(timed_out)
+            failure, missing = _hang_failure(timed_out, ranks, size, desync_ranks(hits))
             if failure is not None and failure.how == "missing":
                 failure = _with_its_log(failure, report, inputs)
     diagnoses = _ordered(placed, first)
@@ -271,7 +276,6 @@ def _hang_failure(
     timed_out: set[int],
     ranks: set[int],
     size: int | None,
-    launcher: list[Pointer],
     desync: list[Pointer],
 ) -> tuple[FirstFailure | None, set[int]]:
     """With no root cause: the ranks that did not arrive, and the first failure they make."""
@@ -287,15 +291,6 @@ def _hang_failure(
         missing = known - timed_out
     if missing:
         return FirstFailure("missing", rank=min(missing)), missing
-    if launcher:
-        pointer = launcher[0]
-        return FirstFailure(
-            "launcher",
-            rank=pointer.rank,
-            node=pointer.node,
-            source=pointer.event.source,
-            line=pointer.event.line,
-        ), missing
     return None, missing
 
 
