@@ -177,8 +177,8 @@ class JobSummary:
     nodes: tuple[str, ...]
     first_failure: FirstFailure | None = None
     hang: bool = False
-    """Ranks timed out in a collective, no likely root cause was found and no peer left: a
-    hang or a desync."""
+    """Ranks timed out in a collective, no likely root cause was found, no peer left and
+    torchrun named no failed rank: a hang or a desync."""
     timed_out: tuple[int, ...] = ()
     missing: tuple[int, ...] = ()
     """Ranks that did not reach the collective the others timed out in."""
