@@ -7,14 +7,15 @@ job whose inputs name several ranks or nodes, it
 1. gives every diagnosis the ranks and nodes its lines came from (the distinct ranks the
    scanner counted for the patterns behind it, not only the lines shown);
 2. finds the first failure among the likely root causes (the diagnoses nothing explains):
-   the one on the rank that torchelastic's "Root Cause (first observed failure)" names, else
-   the one whose first line is the earliest in time (inputs and line numbers when lines have
-   no timestamp), and puts it first;
+   the one on the rank that torchelastic's "Root Cause (first observed failure)" names or on
+   the node NCCL lost contact with, else the one whose first line is the earliest in time
+   (:class:`Clock`), and puts it first;
 3. marks every diagnosis the engine found to be explained by another (a consequence or a
    cascade) as a consequence of it, which text and Markdown collapse into one line;
-4. with no root cause but collective timeouts, reports a hang or desync: the ranks c10d's
-   desync report names, else the ranks known to the job (from file names, line prefixes and
-   NCCL's world size) that never timed out: they did not reach the collective.
+4. with no root cause, names the rank torchrun saw fail or the node NCCL lost (their own logs
+   were not given); failing those, collective timeouts make a hang or desync: the ranks
+   c10d's desync report names, else the ranks known to the job (from file names, line
+   prefixes and NCCL's world size) that never timed out: they did not reach the collective.
 
 Which findings explain which stays the engine's call (the taxonomy's consequence causes and
 the rules' ``explains``); this step only reads ``explained_by``.
