@@ -17,7 +17,6 @@ from gpudoctor.engine import evaluate, rank
 from gpudoctor.facts.assemble import assemble_facts
 from gpudoctor.jobs import pointers
 from gpudoctor.jobs.first_failure import place_job
-from gpudoctor.jobs.snapshots import NodeSnapshot, merge_facts
 from gpudoctor.logs.origin import Origin, file_origin
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
@@ -27,6 +26,7 @@ from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
 
 if TYPE_CHECKING:
+    from gpudoctor.jobs.snapshots import NodeSnapshot
     from gpudoctor.snapshot.model import Snapshot
 
 
@@ -202,6 +202,7 @@ def _diagnose_nodes(
 ) -> Report:
     """:func:`diagnose` with the snapshots of several nodes."""
     from gpudoctor.facts.machine import snapshot_facts
+    from gpudoctor.jobs.snapshots import merge_facts
 
     per_node: list[tuple[str, Mapping[str, object]]] = []
     extra: list[InputSummary] = []

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from gpudoctor.cli.app import EXIT_USAGE, fail, load_book
 from gpudoctor.cli.inputs import load_snapshot_file, log_inputs, snapshot_files
 from gpudoctor.cli.options import OutputSettings, output_options, print_report_and_exit
-from gpudoctor.jobs.snapshots import NodeSnapshot
 from gpudoctor.pipeline import diagnose
+
+if TYPE_CHECKING:
+    from gpudoctor.jobs.snapshots import NodeSnapshot
 
 
 def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object] | None:
@@ -25,6 +27,15 @@ def _exit_status(code: int | None, signal_text: str | None) -> dict[str, object]
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--signal") from None
     return exit_facts(code=code, signal_number=number, reporter="user")
+
+
+def _snapshots(names: tuple[str, ...]) -> list[NodeSnapshot]:
+    """The snapshots given with --snapshot, each with its node (none: nothing imported)."""
+    if not names:
+        return []
+    from gpudoctor.jobs.snapshots import NodeSnapshot
+
+    return [NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_files(names)]
 
 
 @click.command()
@@ -78,9 +89,7 @@ def explain(
         files = ("-",)
     logs = log_inputs(files)
     book = load_book(out.rule_dirs, verbose=out.verbose, examples=False)
-    snapshots = [
-        NodeSnapshot(str(path), load_snapshot_file(path)) for path in snapshot_files(snapshot_names)
-    ]
+    snapshots = _snapshots(snapshot_names)
     observed = _exit_status(exit_code, signal_text)
     if len(snapshots) == 1:
         only = snapshots[0]
