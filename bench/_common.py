@@ -101,8 +101,9 @@ def write_training_log(path: Path, size_bytes: int, seed: int = 7) -> int:
                 }
                 template = _STEP if rng.random() > 0.05 else rng.choice(_NOISE)
                 lines.append(template.format(**fields))
-            chunk = "".join(lines)
-            out.write(chunk)
-            written += len(chunk.encode("utf-8"))
+                written += len(lines[-1].encode("utf-8"))
+                if written >= size_bytes:
+                    break  # a small log stays small (within one line of the size asked)
+            out.write("".join(lines))
         out.write(_FAILURE_TAIL)
     return path.stat().st_size

@@ -1,8 +1,8 @@
 """Start-up cost: ``gpudoctor explain`` and ``gpudoctor check`` next to the bare interpreter
 start and to ``python -m torch.utils.collect_env``.
 
-Usage: ``python bench/startup.py [--repeat 15] [--repeat-env 3]``. Times, in the same run and
-with the same interpreter (median of the repeats):
+Usage: ``python bench/startup.py [--repeat 15] [--repeat-env 3] [--baseline OLD/src]``.
+Times, in the same run and with the same interpreter (median of the repeats):
 
 * ``python -c pass``, ``python -c "import click"`` (the floor of any click program),
   ``gpudoctor --version``, ``gpudoctor explain`` on examples/logs/pytorch-oom.log and on a
@@ -39,28 +39,34 @@ EXPLAIN_TARGET = 6.0
 OOM_LOG = Path(__file__).resolve().parents[1] / "examples" / "logs" / "pytorch-oom.log"
 
 
-def _precompile() -> None:
+def _precompile(source: Path | None = None) -> None:
+    """Byte-compile gpudoctor (the importable one, or the one under ``source``)."""
+    if source is not None:
+        compileall.compile_dir(source, quiet=1)
+        return
     spec = importlib.util.find_spec("gpudoctor")
     for location in (spec.submodule_search_locations or []) if spec else []:
         compileall.compile_dir(location, quiet=1)
 
 
 def _run_in_turns(
-    commands: dict[str, list[str]], repeat: int, env: dict[str, str]
+    commands: dict[str, tuple[list[str], dict[str, str]]], repeat: int
 ) -> dict[str, float]:
-    """Median wall time in seconds of each command, run one after the other ``repeat`` times."""
+    """Median wall time in seconds of each command (argv, environment), run one after the
+    other ``repeat`` times."""
     times: dict[str, list[float]] = {name: [] for name in commands}
-    for command in commands.values():  # warm the file-system and rule caches
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
+    for command, env in commands.values():  # warm the file-system and rule caches
+        subprocess.run(command, env=env, **quiet)  # type: ignore[call-overload]
     for _ in range(repeat):
-        for name, command in commands.items():
+        for name, (command, env) in commands.items():
             start = time.perf_counter()
-            subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+            subprocess.run(command, env=env, **quiet)  # type: ignore[call-overload]
             times[name].append(time.perf_counter() - start)
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def _startup(repeat: int) -> None:
+def _startup(repeat: int, baseline: Path | None) -> None:
     with tempfile.TemporaryDirectory() as tmp:
         log = Path(tmp) / "small.log"
         write_training_log(log, 5_000)
@@ -68,16 +74,23 @@ def _startup(repeat: int) -> None:
         # An installed package runs from compiled bytecode; with PYTHONDONTWRITEBYTECODE set,
         # every edited module would be compiled again on each run and measured as start-up.
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        size = log.stat().st_size // 1000
         gpudoctor = gpudoctor_command()
         commands = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            'python -c "import click"': [sys.executable, "-c", "import click"],
-            "gpudoctor --version": [*gpudoctor, "--version"],
-            "gpudoctor explain pytorch-oom.log": [*gpudoctor, "explain", str(OOM_LOG)],
-            "gpudoctor explain small.log (5 KB)": [*gpudoctor, "explain", str(log)],
-            "gpudoctor check": [*gpudoctor, "check", "--format", "json"],
+            "python -c pass": ([sys.executable, "-c", "pass"], env),
+            'python -c "import click"': ([sys.executable, "-c", "import click"], env),
+            "gpudoctor --version": ([*gpudoctor, "--version"], env),
+            "gpudoctor explain pytorch-oom.log": ([*gpudoctor, "explain", str(OOM_LOG)], env),
+            f"gpudoctor explain small.log ({size} KB)": ([*gpudoctor, "explain", str(log)], env),
+            "gpudoctor check": ([*gpudoctor, "check", "--format", "json"], env),
         }
-        medians = _run_in_turns(commands, repeat, env)
+        if baseline is not None:
+            _precompile(baseline)
+            old = {**env, "PYTHONPATH": str(baseline), "GPUDOCTOR_CACHE_DIR": f"{tmp}/old"}
+            command = [sys.executable, "-m", "gpudoctor", "explain"]
+            commands["baseline explain pytorch-oom.log"] = ([*command, str(OOM_LOG)], old)
+            commands[f"baseline explain small.log ({size} KB)"] = ([*command, str(log)], old)
+        medians = _run_in_turns(commands, repeat)
     bare = medians["python -c pass"]
     for name, seconds in medians.items():
         print(f"{name:36} {seconds * 1000:7.1f} ms  {seconds / bare:5.1f}x python -c pass")
@@ -115,11 +128,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=15)
     parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="also time another gpudoctor's source tree (e.g. a git worktree's src/) in turns",
+    )
+    parser.add_argument(
         "--repeat-env", type=int, default=3, help="repeats of collect_env (seconds each)"
     )
     args = parser.parse_args()
     _precompile()
-    _startup(args.repeat)
+    _startup(args.repeat, args.baseline)
     _check_vs_collect_env(args.repeat, args.repeat_env)
 
 

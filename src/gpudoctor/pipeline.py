@@ -8,6 +8,7 @@ open the inputs, call it and print what it returns.
 from __future__ import annotations
 
 import io
+import itertools
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +19,7 @@ from gpudoctor.facts.assemble import assemble_facts
 from gpudoctor.jobs import pointers
 from gpudoctor.jobs.first_failure import place_job
 from gpudoctor.logs.origin import Origin, file_origin
-from gpudoctor.logs.reader import InputStats, read_blocks
+from gpudoctor.logs.reader import Block, InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
 from gpudoctor.logs.structure.tracebacks import last_success_lines
@@ -85,21 +86,59 @@ def make_scanner(book: RuleBook) -> Scanner:
     return Scanner([*book.pattern_specs(), *structure_patterns(), *pointers.PATTERNS])
 
 
+PREFILTER_BYTES = 32 << 10
+"""Logs holding at most this many bytes in all are scanned with a set of only the patterns
+whose literals occur in them (:meth:`~gpudoctor.logs.scanner.Scanner.keep_only_present`):
+looking for the literals costs less than compiling every pattern up to about this size."""
+
+
 def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
-    """Read and scan each log in turn; an unreadable log is recorded, not fatal."""
+    """Read and scan each log in turn; an unreadable log is recorded, not fatal.
+
+    The first :data:`PREFILTER_BYTES` are held back until it is known whether the logs are
+    short enough for the prefilter; past that, everything streams. A scanner compiled
+    already (one reused across many texts) is used as it is.
+    """
+    # None once the logs are too long for the prefilter
+    held: list[tuple[int, list[Block]]] | None = None if scanner.compiled else []
+    held_bytes = 0
     summaries = []
     for index, log in enumerate(logs):
         stats = InputStats(name=log.name, kind=log.kind)
+        blocks: list[Block] = []
+        error = None
         try:
             with log.open() as stream:
-                scanner.scan(read_blocks(stream, stats), input_index=index, origin=log.origin)
+                stream_blocks = read_blocks(stream, stats)
+                if held is not None:
+                    for block in stream_blocks:
+                        blocks.append(block)
+                        held_bytes += len(block.data)
+                        if held_bytes > PREFILTER_BYTES:
+                            break
+                    else:
+                        stream_blocks = iter(())
+                    if held_bytes > PREFILTER_BYTES:
+                        for earlier, earlier_blocks in held:
+                            scanner.scan(
+                                earlier_blocks, input_index=earlier, origin=logs[earlier].origin
+                            )
+                        held = None
+                if held is None:
+                    scanner.scan(
+                        itertools.chain(blocks, stream_blocks),
+                        input_index=index,
+                        origin=log.origin,
+                    )
+                    blocks = []
         except OSError as exc:
-            summaries.append(
-                InputSummary(kind=log.kind, name=log.name, error=exc.strerror or str(exc))
-            )
-            continue
+            error = exc.strerror or str(exc)
+        if held is not None:
+            held.append((index, blocks))  # what was read before an error is scanned too
         summaries.append(
-            InputSummary(
+            InputSummary(kind=log.kind, name=log.name, error=error)
+            if error is not None
+            else InputSummary(
                 kind=log.kind,
                 name=log.name,
                 lines=stats.lines,
@@ -107,6 +146,10 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
                 warnings=tuple(stats.warnings),
             )
         )
+    if held is not None:
+        scanner.keep_only_present(block.data for _, blocks in held for block in blocks)
+        for index, blocks in held:
+            scanner.scan(blocks, input_index=index, origin=logs[index].origin)
     return ScanResult(
         hits=scanner.hits, inputs=tuple(summaries), origins=tuple(log.where for log in logs)
     )
@@ -125,7 +168,7 @@ def build_report(
     ``fact_nodes`` names the node of each snapshot fact when several snapshots were merged.
     """
     facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
-    findings = evaluate(book.rules, scan.hits, facts)
+    findings = evaluate(book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
     report = Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),

@@ -14,11 +14,13 @@ from gpudoctor.logs.scanner import (
     KEEP_FIRST,
     KEEP_LAST,
     CaptureType,
+    PatternHits,
     PatternSpec,
     Scanner,
     convert_capture,
+    fold_for_literals,
 )
-from gpudoctor.rulebook.book import RuleBook
+from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.rulebook.loader import load_rules
 from gpudoctor.version_numbers import Version
 
@@ -265,6 +267,73 @@ def test_pieces_and_rebuilds_never_change_what_is_found(monkeypatch: pytest.Monk
     assert len(cut["r/loss"][2]) == KEEP_FIRST + KEEP_LAST  # first ones filled by tail ones
     # SATURATION reached with the block going on: saturated (its count may be a lower bound).
     assert cut["r/w"][:2] == (3, True)
+
+
+# The literal prefilter
+
+
+def scan_prefiltered(specs: list[PatternSpec], data: bytes) -> Scanner:
+    scanner = Scanner(specs)
+    scanner.keep_only_present([data])
+    scanner.scan(read_blocks(io.BytesIO(data), InputStats(name="log")))
+    return scanner
+
+
+def test_a_pattern_whose_literal_is_absent_is_left_out_of_the_set() -> None:
+    specs = [
+        PatternSpec("a/present", r"out of memory", literals=(b"out of memory",)),
+        PatternSpec("a/absent", r"out of memory", literals=(b"never in this log",)),
+    ]
+    scanner = scan_prefiltered(specs, b"CUDA out of memory\n")
+    # The second pattern would match, but its (false) literal says it cannot: proof that
+    # the set no longer held it.
+    assert scanner.hits["a/present"].count == 1
+    assert scanner.hits["a/absent"].count == 0
+
+
+def test_literals_are_compared_case_folded() -> None:
+    spec = PatternSpec("a/p", r"(?i)killed", literals=(b"killed",))
+    assert scan_prefiltered([spec], b"KILLED\n").hits["a/p"].count == 1
+    # RE2 folds the Kelvin sign to "k" under (?i); the prefilter must not lose that line.
+    kelvin = "\u212aILLED\n".encode()
+    assert (
+        scan_prefiltered([spec], kelvin).hits["a/p"].count == scan([spec], kelvin).hits["a/p"].count
+    )
+
+
+def test_a_pattern_without_literals_is_always_scanned() -> None:
+    spec = PatternSpec("a/p", r"\d{3} items")
+    assert scan_prefiltered([spec], b"512 items\n").hits["a/p"].count == 1
+
+
+def test_the_prefilter_is_refused_once_the_sets_are_compiled() -> None:
+    scanner = Scanner([PatternSpec("a/p", "x")])
+    scanner.compile()
+    with pytest.raises(RuntimeError):
+        scanner.keep_only_present([b"x"])
+
+
+def test_every_pattern_that_matches_a_bundled_example_passes_the_prefilter() -> None:
+    """Every example of the bundled pack, scanned with every pattern: each pattern found
+    has one of its required literals in the example (computed from each regex), so the
+    prefilter would have kept it."""
+    book = load_rulebook()
+    specs = {s.key: s for s in book.pattern_specs()}
+    assert sum(1 for s in specs.values() if s.literals) > 0.9 * len(specs)
+    full = Scanner(list(specs.values()))
+    full.compile()
+    texts = [e.text for r in book.rules for e in r.examples_match]
+    checked = 0
+    for text in texts:
+        data = text.encode()
+        full.hits = {key: PatternHits() for key in specs}
+        full.scan(read_blocks(io.BytesIO(data), InputStats(name="log")))
+        folded = fold_for_literals(data)
+        for key in (k for k, h in full.hits.items() if h.count):
+            literals = specs[key].literals
+            assert literals is None or any(lit in folded for lit in literals), (key, text)
+            checked += 1
+    assert checked > len(texts) / 2
 
 
 def test_events_carry_rank_node_and_time_and_every_rank_is_counted() -> None:

@@ -62,9 +62,21 @@ def cache_files(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.startswith("rules-"))
 
 
-def forge(folder: Path, key: str, rules: list[object], *, valid_mac: bool = True) -> Path:
-    """Write a cache file for ``key`` holding ``rules`` (codec records)."""
-    payload = json.dumps({"schema": cache.SCHEMA, "key": key, "rules": rules}).encode()
+Records = tuple[list[object], list[object]]
+"""A cache file's entries and rules (codec records)."""
+
+
+def read_records(folder: Path, key: str) -> Records:
+    """The entries and rule records of the cache file of ``key``."""
+    lines = (folder / f"rules-{key}.json").read_bytes().partition(b"\n")[2].split(b"\n")
+    return json.loads(lines[1]), [json.loads(line) for line in lines[2:]]
+
+
+def forge(folder: Path, key: str, records: Records, *, valid_mac: bool = True) -> Path:
+    """Write a cache file for ``key`` holding ``records``."""
+    entries, rules = records
+    header = {"schema": cache.SCHEMA, "key": key, "rules": len(rules)}
+    payload = b"\n".join(json.dumps(line).encode() for line in [header, entries, *rules])
     secret = (folder / cache.SECRET_NAME).read_bytes() if valid_mac else b"k" * 32
     mac = cache.blake2b(payload, key=secret, digest_size=cache.MAC_SIZE).hexdigest()
     target = folder / f"rules-{key}.json"
@@ -74,13 +86,12 @@ def forge(folder: Path, key: str, rules: list[object], *, valid_mac: bool = True
     return target
 
 
-def with_forged_fix(folder: Path, key: str) -> list[object]:
+def with_forged_fix(folder: Path, key: str) -> Records:
     """The records of the cached pack, with every fix replaced by the attacker's."""
-    body = (folder / f"rules-{key}.json").read_bytes().partition(b"\n")[2]
-    rules = json.loads(body)["rules"]
+    entries, rules = read_records(folder, key)
     for record in rules:
-        record[8] = [FORGED_FIX]  # the "fix" field
-    return rules
+        record[8] = [FORGED_FIX]  # type: ignore[index]  # the "fix" field
+    return entries, rules
 
 
 @pytest.fixture(params=["chown", "fstat"] if os.geteuid() == 0 else ["fstat"])
@@ -119,8 +130,11 @@ def test_second_load_comes_from_cache_and_is_equal(pack: Path, folder: Path) -> 
     first = load(pack)
     assert first.cache_notes == ()
     notes: list[str] = []
-    cached = cache.load_cached(key_of(pack), rule_files([pack]), notes)
-    assert cached == first.rules and notes == []
+    pack_read = cache.load_cached(key_of(pack), rule_files([pack]), notes)
+    assert pack_read is not None and notes == []
+    assert pack_read.entries == first.entries
+    cached = [pack_read.rule(i, examples=True) for i in range(len(pack_read.entries))]
+    assert cached == list(first.rules)
     # Locations are not part of equality, and `rules test` prints them: they survive too.
     assert [p.location for r in cached for p in r.patterns] == [
         p.location for r in first.rules for p in r.patterns
@@ -279,9 +293,9 @@ def test_wrong_schema_with_a_valid_mac_is_refused(
 ) -> None:
     first = load(pack)
     key = key_of(pack)
-    rules = json.loads((folder / f"rules-{key}.json").read_bytes().partition(b"\n")[2])["rules"]
-    mutate(rules[0])
-    forge(folder, key, rules)
+    entries, rules = read_records(folder, key)
+    mutate(rules[0])  # type: ignore[arg-type]
+    forge(folder, key, (entries, rules))
     book = load(pack)
     assert book.rules == first.rules and book.cache_notes
 
@@ -289,7 +303,7 @@ def test_wrong_schema_with_a_valid_mac_is_refused(
 def test_a_pack_missing_rules_is_refused(pack: Path, folder: Path) -> None:
     first = load(pack)
     key = key_of(pack)
-    forge(folder, key, [])
+    forge(folder, key, ([], []))
     book = load(pack)
     assert book.rules == first.rules
     assert "not those of the rule files" in book.cache_notes[0]
@@ -397,13 +411,12 @@ def test_loose_key_file_is_not_trusted_and_replaced(pack: Path, folder: Path) ->
 # End to end: a planted pack must not silence --fail-on
 
 
-def neutered(folder: Path, key: str) -> list[object]:
+def neutered(folder: Path, key: str) -> Records:
     """The cached bundled pack with every rule made "info": nothing reaches ``--fail-on``."""
-    body = (folder / f"rules-{key}.json").read_bytes().partition(b"\n")[2]
-    rules = json.loads(body)["rules"]
+    entries, rules = read_records(folder, key)
     for record in rules:
-        record[3] = "info"  # the "severity" field
-    return rules
+        record[3] = "info"  # type: ignore[index]  # the "severity" field
+    return entries, rules
 
 
 @pytest.fixture
@@ -415,7 +428,7 @@ def plant(folder: Path) -> Callable[[str], Path]:
         load_rulebook()
         key = cache.cache_key(rule_files([bundled_rules_dir()]))
         assert key is not None
-        return forge(folder, key, [] if kind == "empty" else neutered(folder, key))
+        return forge(folder, key, ([], []) if kind == "empty" else neutered(folder, key))
 
     return planter
 

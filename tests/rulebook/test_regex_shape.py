@@ -10,6 +10,7 @@ from gpudoctor.rulebook.regex_shape import (
     literal_runs,
     longest_literal,
     named_groups,
+    required_literals,
 )
 
 
@@ -67,3 +68,38 @@ def test_named_groups_in_both_spellings() -> None:
 def test_an_unparsable_pattern_is_not_analysed_but_obvious_nesting_is_seen() -> None:
     assert backtracking_problems(r"(unclosed") == []
     assert backtracking_problems(r"(a+)+(") == ["nested quantifiers ((a+)+)"]
+
+
+@pytest.mark.parametrize(
+    ("regex", "expected"),
+    [
+        (r"CUDA out of memory\. Tried", ("cuda out of memory. tried",)),
+        (r"(?:error|failure) in cuDNN", (" in cudnn",)),  # the longer requirement wins
+        (r"(?:CUBLAS|CUDNN)_x", ("blas", "dnn")),  # one of the branches (after "CU")
+        (r"x*abc", ("abc",)),
+        (r"(?:abc)?defg", ("defg",)),  # an optional group requires nothing
+        (r"(?:abcd)+x", ("abcd",)),  # a group repeated at least once does
+        (r"(?i)Killed", ("killed",)),
+        (r"Ünïcode error", ("code error",)),  # non-ASCII ends a literal
+    ],
+)
+def test_required_literals_are_what_every_match_contains(
+    regex: str, expected: tuple[str, ...]
+) -> None:
+    assert required_literals(regex) == expected
+
+
+@pytest.mark.parametrize(
+    "regex",
+    [
+        r"(?:foo|)",  # a branch that needs nothing
+        r"\d+",
+        r"[[:alpha:]]+ foo",  # Python would read a class and a literal "]"
+        r"\pL+x",
+        r"\x{41}bc",
+        r"(?U)ab+c",
+        r"(unclosed",
+    ],
+)
+def test_patterns_without_a_known_requirement_get_none(regex: str) -> None:
+    assert required_literals(regex) is None

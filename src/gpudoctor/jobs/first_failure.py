@@ -212,17 +212,19 @@ def _place(
     ranks, nodes, events = _gather(hits, own)
     shown = {(e.source, e.line) for e in diagnosis.evidence if e.fact is None}
     if shown and not ranks and not nodes:
-        folded = [
-            other.pattern_key(pattern)
-            for other in book.rules
-            if other.cause == diagnosis.cause and other is not rule
-            for pattern in other.patterns
-        ]
-        shown_keys = [
+        keys = [
             key
-            for key in folded
-            if key in hits and any((e.source, e.line) in shown for e in hits[key].events())
+            for key, found in hits.items()
+            if found.count and any((e.source, e.line) in shown for e in found.events())
         ]
+        # Only the few rules whose lines it shows are built (a cached book builds rules on
+        # demand); structure readers' and pointers' keys name no rule.
+        folded = set()
+        for rule_id in {key.split("/", 1)[0] for key in keys} - {diagnosis.rule}:
+            other = book.get(rule_id)
+            if other is not None and other.cause == diagnosis.cause:
+                folded.add(rule_id)
+        shown_keys = [key for key in keys if key.split("/", 1)[0] in folded]
         ranks, nodes, more = _gather(hits, shown_keys)
         events = events + more
     nodes |= {fact_nodes[e.fact] for e in diagnosis.evidence if e.fact and e.fact in fact_nodes}

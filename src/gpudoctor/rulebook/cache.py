@@ -19,6 +19,11 @@ forgeable by anyone but the user:
 * the file name holds a hash of which rule files make the pack (and the interpreter's version)
   and of their bytes (and gpudoctor's version), so any edit makes a new name.
 
+The payload is JSON lines: a header (schema and key), the rules' entries
+(:mod:`gpudoctor.rulebook.index`: what a run needs before the rules themselves), then one line
+per rule, rebuilt only when asked for (:class:`CachedPack`): a short ``explain`` rebuilds the
+few rules whose lines occur in its log.
+
 Anything unexpected (a missing or unknown field, a bad MAC, a truncated file) makes the cached
 pack unusable: it is reported in the notes, the pack is loaded from YAML and the cache file is
 rewritten atomically (temporary file, then ``os.replace``). Writing a pack removes the older
@@ -38,6 +43,7 @@ from pathlib import Path
 
 from gpudoctor import __version__
 from gpudoctor.rulebook.codec import CodecError, rule_from_data, rule_to_data
+from gpudoctor.rulebook.index import RuleEntry, entry_from_data, entry_to_data
 from gpudoctor.rulebook.model import Rule
 
 try:  # what hashlib.blake2b is; importing hashlib itself loads OpenSSL (~2 ms more at start)
@@ -45,7 +51,7 @@ try:  # what hashlib.blake2b is; importing hashlib itself loads OpenSSL (~2 ms m
 except ImportError:  # pragma: no cover - CPython always builds _blake2
     from hashlib import blake2b
 
-SCHEMA = "gpudoctor.rulecache/1"
+SCHEMA = "gpudoctor.rulecache/2"
 SECRET_NAME = "mac-key"
 SECRET_SIZE = 32
 MAC_SIZE = 32
@@ -122,11 +128,32 @@ def _file_name(key: str) -> str:
     return f"rules-{key}.json"
 
 
-def load_cached(
-    key: str, files: Sequence[Path], notes: list[str], *, examples: bool = True
-) -> tuple[Rule, ...] | None:
+class CorruptRule(ValueError):
+    """A rule of a verified cache file does not decode (a bug, or a forger holding the key)."""
+
+
+class CachedPack:
+    """A pack read from the cache: its entries at once, each rule when first asked for."""
+
+    def __init__(self, entries: tuple[RuleEntry, ...], rule_lines: Sequence[bytes]) -> None:
+        self.entries = entries
+        self._rule_lines = rule_lines
+
+    def rule(self, index: int, *, examples: bool) -> Rule:
+        """The rule of entry ``index``; with ``examples`` false, without its examples."""
+        try:
+            rule = rule_from_data(json.loads(self._rule_lines[index]), examples=examples)
+        except ValueError as exc:  # CodecError and JSON errors
+            raise CorruptRule(f"rule {index} does not decode ({exc})") from exc
+        entry = self.entries[index]
+        if rule.id != entry.id or rule.path != entry.path:
+            raise CorruptRule(f"rule {index} is not the rule {entry.id} of its entry")
+        return rule
+
+
+def load_cached(key: str, files: Sequence[Path], notes: list[str]) -> CachedPack | None:
     """The cached pack of ``files`` (whose key is ``key``), or ``None`` when there is none or
-    it is not usable; with ``examples`` false, the rules come without their examples.
+    it is not usable.
 
     Why a cache could not be used (other than there being none yet) is appended to
     ``notes``, for ``-v``.
@@ -141,12 +168,13 @@ def load_cached(
     try:
         data = _read_checked(folder_fd, _file_name(key), MAX_CACHE_BYTES, private=False)
         secret = _read_checked(folder_fd, SECRET_NAME, SECRET_SIZE, private=True)
-        rules = _decode(data, secret, key, examples)
+        pack = _decode(data, secret, key)
         # Every rule file's rules, in file order, as the loader gives them (a catalogue file
         # gives several): an empty pack or a pack of other files is never taken for this one.
-        if list(dict.fromkeys(rule.path for rule in rules)) != [str(file) for file in files]:
+        paths = list(dict.fromkeys(entry.path for entry in pack.entries))
+        if paths != [str(file) for file in files]:
             raise CodecError("its rules are not those of the rule files")
-        return rules
+        return pack
     except FileNotFoundError as exc:
         if exc.filename == SECRET_NAME:
             notes.append(f"rule cache {path} cannot be verified (no key); rebuilt")
@@ -158,7 +186,9 @@ def load_cached(
         os.close(folder_fd)
 
 
-def store(key: str, rules: tuple[Rule, ...], notes: list[str]) -> None:
+def store(
+    key: str, rules: tuple[Rule, ...], entries: tuple[RuleEntry, ...], notes: list[str]
+) -> None:
     """Save a pack that loaded cleanly and remove the older files of the same rule files.
 
     Failures only add a note: the cache is a speed-up, never a reason to fail.
@@ -167,8 +197,11 @@ def store(key: str, rules: tuple[Rule, ...], notes: list[str]) -> None:
     if folder is None:
         return
     try:
-        payload = _encode(rules, key)
-        faithful = _parse(payload, key) == rules
+        payload = _encode(rules, entries, key)
+        pack = _parse(payload, key)
+        faithful = pack.entries == entries and all(
+            pack.rule(i, examples=True) == rule for i, rule in enumerate(rules)
+        )
     except (TypeError, ValueError):  # a value JSON cannot hold at all
         payload, faithful = b"", False
     if not faithful:  # e.g. an example's facts hold a YAML date, which JSON cannot keep
@@ -188,12 +221,19 @@ def store(key: str, rules: tuple[Rule, ...], notes: list[str]) -> None:
         os.close(folder_fd)
 
 
-def _encode(rules: tuple[Rule, ...], key: str) -> bytes:
-    data = {"schema": SCHEMA, "key": key, "rules": [rule_to_data(r) for r in rules]}
-    return json.dumps(data, separators=(",", ":")).encode()
+def _encode(rules: tuple[Rule, ...], entries: tuple[RuleEntry, ...], key: str) -> bytes:
+    if len(rules) != len(entries):
+        raise ValueError("one entry per rule")
+    lines = [
+        {"schema": SCHEMA, "key": key, "rules": len(rules)},
+        [entry_to_data(e) for e in entries],
+        *(rule_to_data(r) for r in rules),
+    ]
+    # json.dumps escapes every newline inside strings, so a line is exactly one record.
+    return b"\n".join(json.dumps(line, separators=(",", ":")).encode() for line in lines)
 
 
-def _decode(data: bytes, secret: bytes, key: str, examples: bool = True) -> tuple[Rule, ...]:
+def _decode(data: bytes, secret: bytes, key: str) -> CachedPack:
     mac, newline, payload = data.partition(b"\n")
     if len(secret) != SECRET_SIZE:
         raise _Refused("the key file has the wrong size")
@@ -201,19 +241,20 @@ def _decode(data: bytes, secret: bytes, key: str, examples: bool = True) -> tupl
     # A plain comparison: the MAC is checked on local files, where nobody times the check.
     if not newline or mac != expected:
         raise _Refused("its MAC does not verify")
-    return _parse(payload, key, examples)
+    return _parse(payload, key)
 
 
-def _parse(payload: bytes, key: str, examples: bool = True) -> tuple[Rule, ...]:
-    content = json.loads(payload)
-    if not isinstance(content, dict) or content.keys() != {"schema", "key", "rules"}:
+def _parse(payload: bytes, key: str) -> CachedPack:
+    lines = payload.split(b"\n")
+    header = json.loads(lines[0])
+    if not isinstance(header, dict) or header.keys() != {"schema", "key", "rules"}:
         raise CodecError("not a rule cache")
-    if content["schema"] != SCHEMA or content["key"] != key:
+    if header["schema"] != SCHEMA or header["key"] != key:
         raise CodecError("another schema or key")
-    rules = content["rules"]
-    if not isinstance(rules, list):
-        raise CodecError("rules are not a list")
-    return tuple(rule_from_data(rule, examples=examples) for rule in rules)
+    entries = json.loads(lines[1]) if len(lines) > 1 else None
+    if not isinstance(entries, list) or not header["rules"] == len(entries) == len(lines) - 2:
+        raise CodecError("the entries do not match the rules")
+    return CachedPack(tuple(entry_from_data(e) for e in entries), lines[2:])
 
 
 def _reason(exc: BaseException) -> str:

@@ -24,6 +24,7 @@ from gpudoctor.rulebook.conditions import (
     BASE_FUNCTIONS,
     COMPOUND_FUNCTIONS,
     PATTERN_FUNCTIONS,
+    Evaluator,
     names_in,
 )
 from gpudoctor.rulebook.expression_limits import syntax_tree
@@ -234,6 +235,25 @@ def check_unknown_name(view: RuleView) -> Iterator[Problem]:
             )
 
 
+def check_fires_on_nothing(view: RuleView) -> Iterator[Problem]:
+    """A rule without patterns whose conditions hold when no fact it reads is known: the
+    engine evaluates such a rule only when one of its facts is known
+    (:meth:`gpudoctor.rulebook.index.RuleEntry.may_fire`), so it would never fire, though
+    it reads as if it fired on every log."""
+    rule = view.rule
+    if rule.patterns or not rule.conditions:
+        return
+    evaluator = Evaluator({})
+    for name, expression in rule.derived.items():
+        evaluator.set(name, evaluator.value(expression))
+    if all(evaluator.holds(condition) for condition in rule.conditions):
+        yield Problem(
+            view.locate(rule.conditions[0]),
+            "the conditions hold when every fact they read is unknown; a rule without "
+            "patterns must need a known fact (test one: x != None and ...)",
+        )
+
+
 def check_unknown_function(view: RuleView) -> Iterator[Problem]:
     """A call to a function conditions do not have (the list is in
     :mod:`gpudoctor.rulebook.conditions`): the expression would always fail, so be false."""
@@ -319,13 +339,20 @@ CHECKS: dict[str, Check] = {
     "unknown-template-name": check_unknown_template_name,
     "unknown-name": check_unknown_name,
     "unknown-function": check_unknown_function,
+    "fires-on-nothing": check_fires_on_nothing,
     "unknown-pattern-id": check_unknown_pattern_id,
     "unknown-example-fact": check_unknown_example_fact,
 }
 """Every lint check by its stable id; the function's docstring documents it."""
 
 ERROR_CHECKS = frozenset(
-    {"unknown-name", "unknown-function", "unknown-pattern-id", "unknown-example-fact"}
+    {
+        "unknown-name",
+        "unknown-function",
+        "unknown-pattern-id",
+        "unknown-example-fact",
+        "fires-on-nothing",
+    }
 )
 """Checks whose findings are errors: the rule would silently never work as written."""
 

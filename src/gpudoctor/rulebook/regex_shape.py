@@ -1,4 +1,5 @@
-"""The shape of a regular expression, read without running it: its literal text, whether it
+"""The shape of a regular expression, read without running it: its literal text, the literal
+text every match must contain (:func:`required_literals`, the scanner's prefilter), whether it
 is anchored, and constructs that would backtrack catastrophically in a backtracking engine
 (Python ``re``, PCRE, Java) — a quantified group whose body is itself unbounded (``(a+)+``,
 ``(\\w+\\s?)*``), or a quantified alternation whose branches can start with the same
@@ -325,6 +326,65 @@ def _class_set(value: Iterable[Any]) -> _CharSet:
 def literal_runs(regex: str) -> list[str]:
     """The runs of plain characters in a regex (escapes, classes and group openers break them)."""
     return _META.split(_GROUP_OPENER.sub("(", regex))
+
+
+_RE2_ONLY = re.compile(r"\\[pPQECz]|\\x\{|\[\[?:|\(\?[a-zA-Z]*U")
+"""RE2 syntax that Python's parser reads differently or not at all (``[[:alpha:]]`` would
+parse as a class followed by a literal ``]``): such a pattern gets no required literal."""
+
+
+def required_literals(regex: str) -> tuple[str, ...] | None:
+    """Literal texts of which every match of ``regex`` contains at least one, lower-cased and
+    ASCII only, or ``None`` when no such set is known (the scanner compares them with
+    :func:`gpudoctor.logs.scanner.fold_for_literals` of the text).
+
+    Lower-cased so that one comparison with a lower-cased text serves case-sensitive and
+    case-insensitive patterns alike (a superset of the lines that can match, never a subset).
+    Non-ASCII characters end a literal, since their case folding is not ASCII's.
+    """
+    if _RE2_ONLY.search(regex):
+        return None
+    try:
+        tree = _parse(regex)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return None
+    found = _required(list(tree))
+    return tuple(sorted(found)) if found else None
+
+
+def _required(items: list[Any]) -> frozenset[str] | None:
+    """The most selective set of alternatives that a match of this sequence must contain."""
+    candidates: list[frozenset[str]] = []
+    run: list[str] = []
+
+    def end_run() -> None:
+        if run:
+            candidates.append(frozenset({"".join(run)}))
+            run.clear()
+
+    for op, value in items:
+        if op == _OP.LITERAL and value < 128:
+            run.append(chr(value).lower())
+            continue
+        end_run()
+        if op == _OP.SUBPATTERN:
+            inner = _required(list(value[-1]))
+        elif op in _REPEATS and value[0] >= 1:
+            inner = _required(list(value[2]))
+        elif op == _OP.BRANCH:
+            branches = [_required(list(b)) for b in value[1]]
+            inner = None if any(b is None for b in branches) else frozenset().union(*branches)  # type: ignore[arg-type]
+        else:
+            inner = None
+        if inner:
+            candidates.append(inner)
+    end_run()
+    return max(candidates, key=_selectivity, default=None)
+
+
+def _selectivity(alternatives: frozenset[str]) -> tuple[int, int]:
+    # The shortest alternative decides how often the set is present by chance; fewer is better.
+    return min(len(a) for a in alternatives), -len(alternatives)
 
 
 def named_groups(regex: str) -> set[str]:

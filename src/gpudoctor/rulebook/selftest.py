@@ -73,13 +73,14 @@ class ExampleRunner:
     def __init__(self, book: RuleBook) -> None:
         self.book = book
         self._scanner = make_scanner(book)
+        self._scanner.compile()  # every pattern: the prefilter would keep the first text's only
 
     def findings(self, example: Example) -> list[Finding]:
         """Every finding the engine makes on the example, as ``explain`` would on its text."""
         self._scanner.hits = {key: PatternHits() for key in self._scanner.hits}
         scan = scan_logs([LogInput.from_text("example", example.text)], self._scanner)
         facts = assemble_facts(structure_facts(scan.hits), dict(example.facts))
-        return evaluate(self.book.rules, scan.hits, facts)
+        return evaluate(self.book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
 
     def run(self, rule: Rule, example: Example, should_match: bool) -> ExampleResult:
         """Run one example of ``rule`` through the whole book."""
