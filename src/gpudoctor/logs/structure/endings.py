@@ -223,8 +223,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec("facts/end_slurm_time", r"CANCELLED AT \S+ DUE TO TIME LIMIT"),
     PatternSpec("facts/end_slurm_node", r"DUE TO NODE FAIL(?:URE)?|\bNODE_FAIL\b"),
     # Kubernetes: "Reason: OOMKilled", "Exit Code: 137", "Reason: Evicted",
-    # "The node was low on resource: memory."
-    PatternSpec("facts/end_kubernetes_oom", r"\bOOMKilled\b|The node was low on resource: memory"),
+    # "The node was low on resource: memory.", "The node had condition: [MemoryPressure]."
+    PatternSpec(
+        "facts/end_kubernetes_oom",
+        r"\bOOMKilled\b|The node was low on resource: memory|"
+        r"The node had condition: \[[^\]]*\bMemoryPressure\b",
+    ),
     PatternSpec(
         "facts/end_kubernetes_code",
         r"^\s*Exit Code:\s*(?P<code>\d+)\s*$",
