@@ -8,11 +8,12 @@ import pytest
 
 from gpudoctor.engine import evaluate_rule
 from gpudoctor.errors import RuleErrors
+from gpudoctor.logs.scanner import PatternSpec, Scanner
 from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
 from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.files import bundled_rules_dir
 from gpudoctor.rulebook.loader import load_file, load_rules
-from gpudoctor.rulebook.model import Role, Severity
+from gpudoctor.rulebook.model import Role, Rule, Severity
 from gpudoctor.rulebook.selftest import run_examples
 
 FIXTURES = Path(__file__).parents[1] / "fixtures" / "catalogues"
@@ -143,3 +144,106 @@ def test_bundled_catalogues_generate_generic_rules() -> None:
     assert len(rules) >= 30
     assert all(r.role in (Role.GENERIC, Role.CASCADE, Role.ROOT) for r in rules)
     assert all(r.references for r in rules)
+
+
+# Every cudaError_t code 1..999 of CUDA 12.8/13.0 (driver_types.h), written from the header:
+# the catalogue must have an entry for each.
+CUDA_RUNTIME_ERRORS = """
+1 cudaErrorInvalidValue  2 cudaErrorMemoryAllocation  3 cudaErrorInitializationError
+4 cudaErrorCudartUnloading  5 cudaErrorProfilerDisabled  6 cudaErrorProfilerNotInitialized
+7 cudaErrorProfilerAlreadyStarted  8 cudaErrorProfilerAlreadyStopped
+9 cudaErrorInvalidConfiguration  12 cudaErrorInvalidPitchValue  13 cudaErrorInvalidSymbol
+16 cudaErrorInvalidHostPointer  17 cudaErrorInvalidDevicePointer  18 cudaErrorInvalidTexture
+19 cudaErrorInvalidTextureBinding  20 cudaErrorInvalidChannelDescriptor
+21 cudaErrorInvalidMemcpyDirection  22 cudaErrorAddressOfConstant
+23 cudaErrorTextureFetchFailed  24 cudaErrorTextureNotBound  25 cudaErrorSynchronizationError
+26 cudaErrorInvalidFilterSetting  27 cudaErrorInvalidNormSetting
+28 cudaErrorMixedDeviceExecution  31 cudaErrorNotYetImplemented
+32 cudaErrorMemoryValueTooLarge  34 cudaErrorStubLibrary  35 cudaErrorInsufficientDriver
+36 cudaErrorCallRequiresNewerDriver  37 cudaErrorInvalidSurface
+43 cudaErrorDuplicateVariableName  44 cudaErrorDuplicateTextureName
+45 cudaErrorDuplicateSurfaceName  46 cudaErrorDevicesUnavailable
+49 cudaErrorIncompatibleDriverContext  52 cudaErrorMissingConfiguration
+53 cudaErrorPriorLaunchFailure  65 cudaErrorLaunchMaxDepthExceeded
+66 cudaErrorLaunchFileScopedTex  67 cudaErrorLaunchFileScopedSurf
+68 cudaErrorSyncDepthExceeded  69 cudaErrorLaunchPendingCountExceeded
+98 cudaErrorInvalidDeviceFunction  100 cudaErrorNoDevice  101 cudaErrorInvalidDevice
+102 cudaErrorDeviceNotLicensed  103 cudaErrorSoftwareValidityNotEstablished
+127 cudaErrorStartupFailure  200 cudaErrorInvalidKernelImage  201 cudaErrorDeviceUninitialized
+205 cudaErrorMapBufferObjectFailed  206 cudaErrorUnmapBufferObjectFailed
+207 cudaErrorArrayIsMapped  208 cudaErrorAlreadyMapped  209 cudaErrorNoKernelImageForDevice
+210 cudaErrorAlreadyAcquired  211 cudaErrorNotMapped  212 cudaErrorNotMappedAsArray
+213 cudaErrorNotMappedAsPointer  214 cudaErrorECCUncorrectable  215 cudaErrorUnsupportedLimit
+216 cudaErrorDeviceAlreadyInUse  217 cudaErrorPeerAccessUnsupported  218 cudaErrorInvalidPtx
+219 cudaErrorInvalidGraphicsContext  220 cudaErrorNvlinkUncorrectable
+221 cudaErrorJitCompilerNotFound  222 cudaErrorUnsupportedPtxVersion
+223 cudaErrorJitCompilationDisabled  224 cudaErrorUnsupportedExecAffinity
+225 cudaErrorUnsupportedDevSideSync  226 cudaErrorContained  300 cudaErrorInvalidSource
+301 cudaErrorFileNotFound  302 cudaErrorSharedObjectSymbolNotFound
+303 cudaErrorSharedObjectInitFailed  304 cudaErrorOperatingSystem
+400 cudaErrorInvalidResourceHandle  401 cudaErrorIllegalState  402 cudaErrorLossyQuery
+500 cudaErrorSymbolNotFound  600 cudaErrorNotReady  700 cudaErrorIllegalAddress
+701 cudaErrorLaunchOutOfResources  702 cudaErrorLaunchTimeout
+703 cudaErrorLaunchIncompatibleTexturing  704 cudaErrorPeerAccessAlreadyEnabled
+705 cudaErrorPeerAccessNotEnabled  708 cudaErrorSetOnActiveProcess
+709 cudaErrorContextIsDestroyed  710 cudaErrorAssert  711 cudaErrorTooManyPeers
+712 cudaErrorHostMemoryAlreadyRegistered  713 cudaErrorHostMemoryNotRegistered
+714 cudaErrorHardwareStackError  715 cudaErrorIllegalInstruction
+716 cudaErrorMisalignedAddress  717 cudaErrorInvalidAddressSpace  718 cudaErrorInvalidPc
+719 cudaErrorLaunchFailure  720 cudaErrorCooperativeLaunchTooLarge
+721 cudaErrorTensorMemoryLeak  800 cudaErrorNotPermitted  801 cudaErrorNotSupported
+802 cudaErrorSystemNotReady  803 cudaErrorSystemDriverMismatch
+804 cudaErrorCompatNotSupportedOnDevice  805 cudaErrorMpsConnectionFailed
+806 cudaErrorMpsRpcFailure  807 cudaErrorMpsServerNotReady  808 cudaErrorMpsMaxClientsReached
+809 cudaErrorMpsMaxConnectionsReached  810 cudaErrorMpsClientTerminated
+811 cudaErrorCdpNotSupported  812 cudaErrorCdpVersionMismatch
+900 cudaErrorStreamCaptureUnsupported  901 cudaErrorStreamCaptureInvalidated
+902 cudaErrorStreamCaptureMerge  903 cudaErrorStreamCaptureUnmatched
+904 cudaErrorStreamCaptureUnjoined  905 cudaErrorStreamCaptureIsolation
+906 cudaErrorStreamCaptureImplicit  907 cudaErrorCapturedEvent
+908 cudaErrorStreamCaptureWrongThread  909 cudaErrorTimeout
+910 cudaErrorGraphExecUpdateFailure  911 cudaErrorExternalDevice
+912 cudaErrorInvalidClusterSize  913 cudaErrorFunctionNotLoaded
+914 cudaErrorInvalidResourceType  915 cudaErrorInvalidResourceConfiguration
+999 cudaErrorUnknown
+"""
+
+# CUresult names that differ from the cudaError_t name's spelling, or that the catalogue once
+# had wrong (cuda.h, same number).
+CUDA_DRIVER_NAMES = {
+    2: "CUDA_ERROR_OUT_OF_MEMORY",
+    3: "CUDA_ERROR_NOT_INITIALIZED",
+    4: "CUDA_ERROR_DEINITIALIZED",
+    46: "CUDA_ERROR_DEVICE_UNAVAILABLE",
+    201: "CUDA_ERROR_INVALID_CONTEXT",
+    209: "CUDA_ERROR_NO_BINARY_FOR_GPU",
+    218: "CUDA_ERROR_INVALID_PTX",
+    400: "CUDA_ERROR_INVALID_HANDLE",
+    500: "CUDA_ERROR_NOT_FOUND",
+    708: "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE",
+    717: "CUDA_ERROR_INVALID_ADDRESS_SPACE",
+    718: "CUDA_ERROR_INVALID_PC",
+    719: "CUDA_ERROR_LAUNCH_FAILED",
+    720: "CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE",
+}
+
+
+def firing(rules: list[Rule], specs: list[PatternSpec], text: str) -> set[str]:
+    """The ids of the rules that fire on one log line (a scanner keeps its hits: one per text)."""
+    scan = scan_logs([LogInput.from_text("example", text)], Scanner(specs))
+    return {r.id for r in rules if evaluate_rule(r, scan.hits, {}) is not None}
+
+
+def test_cuda_runtime_catalogue_covers_every_code() -> None:
+    words = CUDA_RUNTIME_ERRORS.split()
+    codes = list(zip(words[::2], words[1::2], strict=True))
+    assert len(codes) == 132
+    rules = load_file(bundled_rules_dir() / "catalogues" / "cuda-runtime-errors.yaml")[0]
+    specs = list(RuleBook(tuple(rules)).pattern_specs())
+    for number, name in codes:
+        by_name = firing(rules, specs, f"status: {name}")
+        assert len(by_name) == 1, (name, by_name)
+        assert firing(rules, specs, f"CUDA error {number} at step 7") == by_name, number
+        if int(number) in CUDA_DRIVER_NAMES:
+            driver = CUDA_DRIVER_NAMES[int(number)]
+            assert firing(rules, specs, f"failed: {driver}") == by_name, driver

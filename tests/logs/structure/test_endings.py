@@ -104,6 +104,17 @@ def test_schedulers() -> None:
     assert node["node_failed"] is True
     assert facts_of("    Reason:       OOMKilled\n")["oom_killed"] is True
     assert facts_of("The node was low on resource: memory.\n")["oom_killed"] is True
+    pressure = facts_of("Message: The node had condition: [DiskPressure, MemoryPressure].\n")
+    assert pressure["oom_killed"] is True and pressure["oom_killed_by"] == "kubernetes"
+    disk = facts_of("Message: The node had condition: [DiskPressure].\n")
+    assert disk.get("oom_killed") is not True
+
+
+def test_make_reports_the_recipe_exit_status() -> None:
+    facts = facts_of("make: *** [Makefile:12: train] Error 137\n")
+    assert facts["exit_code"] == 137 and facts["exit_signal"] == 9
+    assert facts["exit_reporter"] == "make"
+    assert facts_of("make[2]: *** [sub/all] Error 2\n")["exit_code"] == 2
 
 
 def test_signal_of_code() -> None:

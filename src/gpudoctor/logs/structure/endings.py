@@ -14,7 +14,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``      str    who said so: shell, slurm, kubernetes, torchrun, ray, jupyter,
                               python, deepspeed, accelerate, docker, systemd, mpi, kernel,
-                              gdb, ide
+                              gdb, ide, make
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``      str    which: slurm, kubernetes, ray, kernel
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
@@ -223,8 +223,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec("facts/end_slurm_time", r"CANCELLED AT \S+ DUE TO TIME LIMIT"),
     PatternSpec("facts/end_slurm_node", r"DUE TO NODE FAIL(?:URE)?|\bNODE_FAIL\b"),
     # Kubernetes: "Reason: OOMKilled", "Exit Code: 137", "Reason: Evicted",
-    # "The node was low on resource: memory."
-    PatternSpec("facts/end_kubernetes_oom", r"\bOOMKilled\b|The node was low on resource: memory"),
+    # "The node was low on resource: memory.", "The node had condition: [MemoryPressure]."
+    PatternSpec(
+        "facts/end_kubernetes_oom",
+        r"\bOOMKilled\b|The node was low on resource: memory|"
+        r"The node had condition: \[[^\]]*\bMemoryPressure\b",
+    ),
     PatternSpec(
         "facts/end_kubernetes_code",
         r"^\s*Exit Code:\s*(?P<code>\d+)\s*$",
@@ -272,6 +276,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"\bExited \((?P<code>\d+)\) ",
         captures={"code": _I},
     ),
+    # GNU make: "make: *** [Makefile:12: train] Error 137", "make[1]: *** [all] Error 2"
+    PatternSpec(
+        "facts/end_make_code",
+        r"\bmake(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error (?P<code>\d{1,3})\b",
+        captures={"code": _I},
+    ),
     # gdb: 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.'
     PatternSpec(
         "facts/end_gdb_signal",
@@ -308,7 +318,8 @@ FACTS: tuple[FactSpec, ...] = (
              "The name of exit_signal: SIGKILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL..."),
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, kubernetes, torchrun, ray, jupyter, "
-             "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, go, process."),
+             "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, make, go, "
+             "process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
