@@ -226,22 +226,31 @@ def line_origin(line: str) -> Origin:
         return Origin(_int(match.group("rank"))) if match is not None else _NOWHERE
     chained = _CHAIN.match(head)
     assert chained is not None  # every part is optional: it always matches
-    rank: int | None = None
-    local = False
-    node: str | None = None
-    if chained.end():  # some prefix matched
-        values = chained.groups()
-        for rank_at, node_at, is_local in _SLOTS:
-            found = values[rank_at] if rank_at is not None else None
-            # A global rank is not replaced by a local one (srun's label, then torchrun's tee).
-            if found is not None and (rank is None or (local and not is_local)):
-                rank, local = _int(found), is_local
-            if node is None and node_at is not None:
-                node = values[node_at]
+    rank, node, local = _prefix_origin(head[: chained.end()]) if chained.end() else _NOWHERE
     if rank is None and "Rank " in head:
         match = IN_MESSAGE.search(head)
         if match is not None:
             rank = _int(match.group("rank"))
+    return Origin(rank, node, local)
+
+
+@lru_cache(maxsize=4096)
+def _prefix_origin(prefix: str) -> Origin:
+    """The origin a line's prefixes (the chain's whole match) give; cached, since the lines
+    of a job repeat a few prefixes ("[rank6]:") thousands of times."""
+    chained = _CHAIN.match(prefix)
+    assert chained is not None
+    values = chained.groups()
+    rank: int | None = None
+    local = False
+    node: str | None = None
+    for rank_at, node_at, is_local in _SLOTS:
+        found = values[rank_at] if rank_at is not None else None
+        # A global rank is not replaced by a local one (srun's label, then torchrun's tee).
+        if found is not None and (rank is None or (local and not is_local)):
+            rank, local = _int(found), is_local
+        if node is None and node_at is not None:
+            node = values[node_at]
     return Origin(rank, node, local)
 
 
