@@ -20,13 +20,17 @@ def gpudoctor_command() -> list[str]:
     return [str(script)] if script.exists() else GPUDOCTOR
 
 
-def run_timed(command: list[str], repeat: int = 1) -> tuple[float, int]:
-    """Median wall time in seconds over ``repeat`` runs, and the exit code of the last."""
+def run_timed(command: list[str], repeat: int = 1, *, pipe: bool = False) -> tuple[float, int]:
+    """Median wall time in seconds over ``repeat`` runs, and the exit code of the last.
+
+    ``pipe`` sends standard output to a pipe instead of /dev/null: GNU grep stops at the
+    first match when its output is /dev/null, which would time nothing of the file."""
     times = []
     code = 0
+    out = subprocess.PIPE if pipe else subprocess.DEVNULL
     for _ in range(repeat):
         start = time.perf_counter()
-        done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        done = subprocess.run(command, stdout=out, stderr=subprocess.DEVNULL)
         times.append(time.perf_counter() - start)
         code = done.returncode
     return statistics.median(times), code
@@ -77,8 +81,9 @@ _FAILURE_TAIL = (
 )
 
 
-def write_training_log(path: Path, size_bytes: int, seed: int = 7) -> int:
-    """Write a realistic training log of about ``size_bytes`` ending in an OOM; returns bytes."""
+def write_training_log(path: Path, size_bytes: int, seed: int = 7, tail: str | None = None) -> int:
+    """Write a realistic training log of about ``size_bytes`` ending in ``tail`` (by default
+    a PyTorch out-of-memory traceback); returns its size in bytes."""
     rng = random.Random(seed)
     written = 0
     step = 0
@@ -105,5 +110,5 @@ def write_training_log(path: Path, size_bytes: int, seed: int = 7) -> int:
                 if written >= size_bytes:
                     break  # a small log stays small (within one line of the size asked)
             out.write("".join(lines))
-        out.write(_FAILURE_TAIL)
+        out.write(_FAILURE_TAIL if tail is None else tail)
     return path.stat().st_size

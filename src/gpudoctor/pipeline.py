@@ -40,6 +40,8 @@ class LogInput:
     kind: str = "log"
     origin: Origin | None = None
     """Where the input comes from when its name does not say (a snapshot's kernel log)."""
+    size: int | None = None
+    """Its size in bytes as stored, when known (to share inputs out between processes)."""
 
     @classmethod
     def from_path(cls, path: Path, name: str | None = None) -> LogInput:
@@ -48,7 +50,11 @@ class LogInput:
         def opener() -> BinaryIO:
             return open(path, "rb")
 
-        return cls(name or str(path), opener)
+        try:
+            size: int | None = path.stat().st_size
+        except OSError:  # reported when it is opened
+            size = None
+        return cls(name or str(path), opener, size=size)
 
     @classmethod
     def from_text(
@@ -56,7 +62,7 @@ class LogInput:
     ) -> LogInput:
         """A log held in memory as text."""
         data = text.encode("utf-8")
-        return cls(name, lambda: io.BytesIO(data), kind, origin)
+        return cls(name, lambda: io.BytesIO(data), kind, origin, len(data))
 
     @property
     def where(self) -> Origin:
@@ -92,18 +98,31 @@ whose literals occur in them (:meth:`~gpudoctor.logs.scanner.Scanner.keep_only_p
 looking for the literals costs less than compiling every pattern up to about this size."""
 
 
-def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
+PARALLEL_BYTES = 8 << 20
+"""Several logs holding at least this many bytes in all are scanned in several processes
+(:func:`gpudoctor.parallel.map_in_processes`); below it, starting them costs more than it
+saves."""
+
+
+def scan_logs(
+    logs: Sequence[LogInput], scanner: Scanner, *, first_index: int = 0, parallel: bool = True
+) -> ScanResult:
     """Read and scan each log in turn; an unreadable log is recorded, not fatal.
 
     The first :data:`PREFILTER_BYTES` are held back until it is known whether the logs are
     short enough for the prefilter; past that, everything streams. A scanner compiled
-    already (one reused across many texts) is used as it is.
+    already (one reused across many texts) is used as it is. Several logs of
+    :data:`PARALLEL_BYTES` or more in all are shared out among processes (unless
+    ``parallel`` is false), one stretch of consecutive logs each, and their hits merged:
+    the result is the same. ``first_index`` is the index of ``logs[0]`` among all inputs.
     """
+    if parallel and not scanner.compiled and _worth_processes(logs):
+        return _scan_in_processes(logs, scanner)
     # None once the logs are too long for the prefilter
     held: list[tuple[int, list[Block]]] | None = None if scanner.compiled else []
     held_bytes = 0
     summaries = []
-    for index, log in enumerate(logs):
+    for index, log in enumerate(logs, start=first_index):
         stats = InputStats(name=log.name, kind=log.kind)
         blocks: list[Block] = []
         error = None
@@ -120,9 +139,8 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
                         stream_blocks = iter(())
                     if held_bytes > PREFILTER_BYTES:
                         for earlier, earlier_blocks in held:
-                            scanner.scan(
-                                earlier_blocks, input_index=earlier, origin=logs[earlier].origin
-                            )
+                            origin = logs[earlier - first_index].origin
+                            scanner.scan(earlier_blocks, input_index=earlier, origin=origin)
                         held = None
                 if held is None:
                     scanner.scan(
@@ -149,10 +167,43 @@ def scan_logs(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
     if held is not None:
         scanner.keep_only_present(block.data for _, blocks in held for block in blocks)
         for index, blocks in held:
-            scanner.scan(blocks, input_index=index, origin=logs[index].origin)
+            scanner.scan(blocks, input_index=index, origin=logs[index - first_index].origin)
     return ScanResult(
         hits=scanner.hits, inputs=tuple(summaries), origins=tuple(log.where for log in logs)
     )
+
+
+def _worth_processes(logs: Sequence[LogInput]) -> bool:
+    if len(logs) < 2 or sum(log.size or 0 for log in logs) < PARALLEL_BYTES:
+        return False
+    from gpudoctor import parallel
+
+    return parallel.can_fork_workers()
+
+
+def _scan_in_processes(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult:
+    """:func:`scan_logs` over stretches of consecutive logs in worker processes, merged as
+    one pass would have found them (a pattern that saturated in one pass may be counted
+    exactly in stretches: counts of saturated patterns are lower bounds either way)."""
+    from gpudoctor import parallel
+
+    workers = parallel.usable_cpus()
+    stretches = parallel.contiguous_groups([log.size or 0 for log in logs], workers)
+    scanner.compile()  # once, before the workers are forked: they share the compiled sets
+
+    def scan_stretch(bounds: tuple[int, int]) -> ScanResult:
+        start, stop = bounds
+        part = scan_logs(logs[start:stop], scanner.fresh(), first_index=start, parallel=False)
+        found = {key: hits for key, hits in part.hits.items() if hits.count}
+        return ScanResult(found, part.inputs)  # only what was found travels back
+
+    parts = parallel.map_in_processes(scan_stretch, stretches, workers)
+    hits = {
+        key: PatternHits.merged([part.hits[key] for part in parts if key in part.hits])
+        for key in scanner.hits
+    }
+    inputs = tuple(summary for part in parts for summary in part.inputs)
+    return ScanResult(hits, inputs, tuple(log.where for log in logs))
 
 
 def build_report(

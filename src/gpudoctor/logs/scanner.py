@@ -169,6 +169,24 @@ class PatternHits:
         """Kept events in reading order (first ones, then last ones)."""
         return [*self.first, *self.last]
 
+    @classmethod
+    def merged(cls, parts: Sequence[PatternHits]) -> PatternHits:
+        """One pattern's hits over consecutive stretches of input (each part scanned after
+        the one before it), as if the stretches had been scanned in one pass."""
+        events = [event for part in parts for event in part.events()]
+        merged = cls(
+            count=sum(part.count for part in parts),
+            saturated=any(part.saturated for part in parts),
+        )
+        merged.first = events[:KEEP_FIRST]
+        merged.last.extend(events[KEEP_FIRST:])  # the deque keeps the last KEEP_LAST
+        for part in parts:
+            for rank in part.ranks:
+                merged.note_origin(Origin(rank, None))
+            for node in part.nodes:
+                merged.note_origin(Origin(None, node))
+        return merged
+
     def note_origin(self, origin: Origin) -> None:
         """Count a matching line's rank and node among the distinct ones (bounded)."""
         if origin.rank is not None and len(self.ranks) < MAX_ORIGINS:
@@ -295,6 +313,18 @@ class Scanner:
         self._newly_saturated: list[int] = []
         self._rebuilds = 0
         self.hits: dict[str, PatternHits] = {p.key: PatternHits() for p in patterns}
+
+    def fresh(self) -> Scanner:
+        """A scanner for the same patterns with no hits yet, sharing this one's compiled sets
+        and regexes (compiled first if they were not): one per worker of a parallel scan."""
+        if self._rebuilds or self._tail_only or any(h.count for h in self.hits.values()):
+            raise RuntimeError("fresh() of a scanner that has scanned")
+        self.compile()
+        twin = Scanner(self._specs)
+        twin._sets = self._sets
+        twin._in_sets = set(self._in_sets)
+        twin._compiled = self._compiled  # filled in as patterns are found; same regexes
+        return twin
 
     @property
     def compiled(self) -> bool:
