@@ -1,15 +1,31 @@
-"""Cost of ``gpudoctor run``: a child printing 100 MB, bare and wrapped; the sampler's CPU.
+"""Cost of ``gpudoctor run``: a child printing 100 MB, bare and wrapped; the cost while idle.
 
-Usage: ``python bench/run_overhead.py [--megabytes 100] [--repeat 3]``. In the same run:
+Usage: ``python bench/run_overhead.py [--megabytes 100] [--repeat 5]``. Everything is
+measured in the same run, the variants in turns (the machine may be shared: medians of the
+repeats, and CPU seconds, which vary less than wall time):
 
-* the child (a Python loop printing 100 MB of 89-byte lines, as a chatty job would) run bare and
-  through ``| cat`` (any capture of output goes through a pipe) and under ``gpudoctor run
-  --interval 1``, in turns, output to /dev/null either way, the median of
-  the repeats and the overhead of the wrapped run over the bare one (target <= 10 %); the
-  wrapped run includes gpudoctor's own start, also shown alone (``-- python -c pass``);
-* the sampler's CPU time per sample, measured with ``time.thread_time`` over 20 samples of
-  this process's tree through the ``healthy-8xh100`` scenario's NVML (8 GPUs), as a share of
-  one core at 1 s intervals (target < 1 %).
+* the child, a Python loop printing 100 MB of 89-byte lines as a chatty job would, run
+
+  1. bare with its output to /dev/null: the floor, which no wrapper that sees the output
+     can reach: writing to /dev/null copies nothing, while anything that reads a job's
+     output (a wrapper, ``| tee``, a log collector) gets it through a pipe, and a pipe costs
+     the *writer* a copy and a page for every 4 KiB it writes;
+  2. bare with its output to a pipe drained by a minimal reader (a second Python process
+     that enlarges the pipe to 1 MiB as gpudoctor does, reads it whole, pauses 2 ms after
+     a read that found it less than half full, and throws the data away): **the bare
+     job**, the fair baseline: the cheapest way to see a job's output, so what remains
+     above it is gpudoctor's own cost (target <= 10 %);
+  3. bare with its output through ``| cat``: a plain shell pipeline, for reference;
+  4. under ``gpudoctor run --interval 1``, output to /dev/null (gpudoctor's own start,
+     sampler and exit included);
+
+  with the overhead of 4 over 2 (and over 1 and 3); the fixed cost of wrapping a job that
+  does nothing (``-- python -c pass``) is shown apart;
+* gpudoctor's own CPU while the job prints nothing (a child sleeping 5 s, ``run_job`` in
+  this process with the ``healthy-8xh100`` scenario's 8 GPUs sampled every second): the
+  sampler and the looks at the job's pipes, as a share of one core (target < 1 %);
+* the sampler's CPU time per sample, with ``time.thread_time`` over 20 samples (8 GPUs,
+  this process's tree, host memory), as a share of one core at 1 s intervals.
 
 Figures are printed, never asserted.
 """
@@ -18,10 +34,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 
 from _common import gpudoctor_command
 
@@ -30,41 +48,86 @@ CHILD = (
     "for step in range({lines}):\n"
     "    print(f'step {{step:>10}} loss 0.1234 {{line}}')\n"
 )
+MINIMAL_READER = (
+    "import fcntl, os, time\n"
+    "size = fcntl.fcntl(0, fcntl.F_SETPIPE_SZ, 1 << 20)\n"
+    "while True:\n"
+    "    data = os.read(0, size)\n"
+    "    if not data:\n"
+    "        break\n"
+    "    if len(data) < size // 2:\n"
+    "        time.sleep(0.002)\n"
+)
+"""Reads standard input and throws it away: the cheapest way to see a job's output."""
+
+Measure = tuple[float, float]  # (wall seconds, CPU seconds of every process started)
 
 
-def _timed(command: list[str]) -> float:
+def _measured(run: Callable[[], None]) -> Measure:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-    return time.perf_counter() - start
+    run()
+    wall = time.perf_counter() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime
+    return wall, cpu
 
 
-def _timed_through_cat(command: list[str]) -> float:
-    """``command | cat > /dev/null``: the output goes through a pipe, as any capture's does."""
-    start = time.perf_counter()
-    with open(os.devnull, "wb") as sink:
-        child = subprocess.Popen(command, stdout=subprocess.PIPE)
-        cat = subprocess.Popen(["cat"], stdin=child.stdout, stdout=sink)
-        assert child.stdout is not None
-        child.stdout.close()
-        child.wait()
-        cat.wait()
-    return time.perf_counter() - start
+def _to_devnull(command: list[str]) -> Callable[[], None]:
+    def run() -> None:
+        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+
+    return run
 
 
-def output_overhead(megabytes: int, repeat: int) -> tuple[float, float, float]:
-    """Median seconds of the child bare, bare through ``| cat``, and under ``gpudoctor run``."""
+def _piped(command: list[str], reader: list[str]) -> Callable[[], None]:
+    """``command | reader > /dev/null``."""
+
+    def run() -> None:
+        with open(os.devnull, "wb") as sink:
+            child = subprocess.Popen(command, stdout=subprocess.PIPE)
+            drain = subprocess.Popen(reader, stdin=child.stdout, stdout=sink)
+            assert child.stdout is not None
+            child.stdout.close()
+            child.wait()
+            drain.wait()
+
+    return run
+
+
+def output_overhead(megabytes: int, repeat: int) -> dict[str, list[Measure]]:
+    """Each variant's (wall, CPU) measures, the variants run in turns ``repeat`` times."""
     child = [sys.executable, "-c", CHILD.format(lines=megabytes * 1_000_000 // 89)]
     wrapped = [*gpudoctor_command(), "run", "--interval", "1", "--", *child]
-    bare_times, piped_times, wrapped_times = [], [], []
+    variants = {
+        "bare > /dev/null": _to_devnull(child),
+        "bare | minimal reader": _piped(child, [sys.executable, "-c", MINIMAL_READER]),
+        "bare | cat": _piped(child, ["cat"]),
+        "gpudoctor run": _to_devnull(wrapped),
+    }
+    measures: dict[str, list[Measure]] = {name: [] for name in variants}
     for _ in range(repeat):
-        bare_times.append(_timed(child))
-        piped_times.append(_timed_through_cat(child))
-        wrapped_times.append(_timed(wrapped))
-    return (
-        statistics.median(bare_times),
-        statistics.median(piped_times),
-        statistics.median(wrapped_times),
-    )
+        for name, run in variants.items():
+            measures[name].append(_measured(run))
+    return measures
+
+
+def idle_cost(seconds: float = 5.0) -> tuple[float, int]:
+    """(share of one core gpudoctor uses while its job prints nothing, samples taken)."""
+    from gpudoctor.runner.job import JobSettings, run_job
+
+    child = [sys.executable, "-c", f"import time; time.sleep({seconds})"]
+    env = {**os.environ, "GPUDOCTOR_FAKE_NVML": "healthy-8xh100"}
+    with open(os.devnull, "wb") as sink:
+        quick = [sys.executable, "-c", "pass"]  # first: imports and the scenario's loading
+        run_job(quick, JobSettings(interval=1.0), env=env, out_fds=(sink.fileno(),) * 2)
+        before = time.process_time()
+        outcome = run_job(
+            child, JobSettings(interval=1.0), env=env, out_fds=(sink.fileno(), sink.fileno())
+        )
+        cpu = time.process_time() - before
+    ended = outcome.exit
+    return cpu / (ended.ended_at - ended.started_at), outcome.timeline.count
 
 
 def sampler_cost(samples: int = 20) -> float:
@@ -82,27 +145,42 @@ def sampler_cost(samples: int = 20) -> float:
     return (time.thread_time() - start) / samples
 
 
+def _median(values: list[Measure], index: int) -> float:
+    return statistics.median(v[index] for v in values)
+
+
 def main() -> None:
     """Print the figures."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--megabytes", type=int, default=100)
-    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    bare, piped, wrapped = output_overhead(args.megabytes, args.repeat)
-    print(f"child printing {args.megabytes} MB, median of {args.repeat}:")
-    print(f"  bare to /dev/null      {bare:7.3f} s")
-    print(f"  bare | cat >/dev/null  {piped:7.3f} s")
-    print(
-        f"  gpudoctor run          {wrapped:7.3f} s   overhead {100 * (wrapped / bare - 1):+.1f} % "
-        f"over bare, {100 * (wrapped / piped - 1):+.1f} % over | cat"
-    )
+    measures = output_overhead(args.megabytes, args.repeat)
+    wrapped = measures["gpudoctor run"]
+    print(f"child printing {args.megabytes} MB, median of {args.repeat} (wall, CPU of all):")
+    for name, values in measures.items():
+        wall, cpu = _median(values, 0), _median(values, 1)
+        line = f"  {name:<22} {wall:7.3f} s  CPU {cpu:6.3f} s"
+        if values is not wrapped:
+            line += (
+                f"   gpudoctor run: {100 * (_median(wrapped, 0) / wall - 1):+6.1f} % wall, "
+                f"{100 * (_median(wrapped, 1) / cpu - 1):+6.1f} % CPU"
+            )
+        print(line)
+    print("  (the bare job: bare | minimal reader; target <= +10 % wall over it)")
     empty = [sys.executable, "-c", "pass"]
-    start_bare = statistics.median(_timed(empty) for _ in range(args.repeat))
+    start_bare = statistics.median(_measured(_to_devnull(empty))[0] for _ in range(args.repeat))
     start_run = statistics.median(
-        _timed([*gpudoctor_command(), "run", "--", *empty]) for _ in range(args.repeat)
+        _measured(_to_devnull([*gpudoctor_command(), "run", "--", *empty]))[0]
+        for _ in range(args.repeat)
     )
     print(
         f"  (fixed cost: python -c pass {start_bare:.3f} s, under gpudoctor run {start_run:.3f} s)"
+    )
+    share, count = idle_cost()
+    print(
+        f"idle: gpudoctor uses {100 * share:.2f} % of one core while its job prints nothing "
+        f"({count} samples of 8 GPUs at 1 s intervals, fake NVML)"
     )
     per_sample = sampler_cost()
     print(

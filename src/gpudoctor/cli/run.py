@@ -22,7 +22,6 @@ import click
 from gpudoctor.cli.app import EXIT_USAGE, fail, load_book
 from gpudoctor.cli.output import use_colour, write_file
 from gpudoctor.errors import GpudoctorError
-from gpudoctor.pipeline import LogInput, diagnose
 
 if TYPE_CHECKING:
     from gpudoctor.report import Report
@@ -143,6 +142,7 @@ def _open_log(path: Path | None) -> BinaryIO | None:
 def _diagnose(
     command: tuple[str, ...], outcome: JobOutcome, rule_dirs: tuple[Path, ...], verbose: bool
 ) -> Report:
+    from gpudoctor.pipeline import LogInput, diagnose
     from gpudoctor.runner.exit_status import exit_facts
     from gpudoctor.runner.timeline import timeline_facts
 

@@ -28,11 +28,13 @@ from typing import Any, BinaryIO
 CHUNK = 1 << 20
 PIPE_SIZE = 1 << 20
 """Pipes are enlarged to this (Linux) so that a chatty job seldom waits for gpudoctor."""
-SMALL_READ = 65536
 BATCH_WAIT_S = 0.002
-"""After a small read, wait this long before the next: a chatty job's output is then copied
-in large chunks (a few hundred wake-ups a second at most) instead of one per write, for at
-most this much delay."""
+"""After copying a chunk, wait this long before the next read unless the chunk filled half
+of its pipe. A chatty job then writes into the pipe without waking gpudoctor at each of its
+writes, and its output is copied in large chunks (a few hundred a second at most), for at
+most this much delay; a job writing faster than that is copied without waiting."""
+IDLE_WAIT_S = 0.05
+"""While the job writes nothing, its pipes are looked at this often at least."""
 POLL_EVERY_S = 0.1
 MAX_KEPT_BYTES = 16 * 1024 * 1024
 """However many lines are asked for, the kept output never holds more than this."""
@@ -53,53 +55,79 @@ _NEW_GROUP: dict[str, Any] = (
 class KeptOutput:
     """The last ``keep_lines`` lines of both streams, in arrival order, bounded in bytes.
 
-    Complete lines are held as the chunks they arrived in (counting newlines is done in C),
-    so feeding costs little however chatty the child; a stream's unfinished line waits in
-    its own buffer so the two streams never mix within a line.
+    Feeding is cheap however chatty the child: a chunk is stored as it was read, with its
+    count of newlines (counted in C), in a bounded deque; it is split into lines only when
+    :meth:`text` is called. Each stream's lines are put back together separately there, so
+    the two streams never mix within a line. A stream's output that has no newline yet (a
+    progress bar redrawn with ``\\r``) waits in its own buffer, kept to its last
+    :data:`MAX_PARTIAL` bytes.
     """
 
     def __init__(self, keep_lines: int, max_bytes: int = MAX_KEPT_BYTES) -> None:
         """Keep at most ``keep_lines`` lines and about ``max_bytes`` bytes."""
         self.keep_lines = keep_lines
         self.max_bytes = max_bytes
-        self._chunks: deque[tuple[bytes, int]] = deque()
+        self._chunks: deque[tuple[int, bytes, int]] = deque()  # (stream, bytes, newlines)
         self._newlines = 0
         self._bytes = 0
         self._partial: dict[int, bytes] = {}
+        self._ragged: set[int] = set()  # streams whose first kept line lost its start
         self.lines_seen = 0
         self.bytes_seen = 0
 
     def feed(self, stream: int, data: bytes) -> None:
         """Add what ``stream`` (1 or 2) wrote."""
         self.bytes_seen += len(data)
-        end = data.rfind(b"\n")
-        pending = self._partial.get(stream, b"")
-        if end < 0:
-            self._partial[stream] = (pending + data)[-MAX_PARTIAL:]
+        count = data.count(b"\n")
+        if not count:
+            self._partial[stream] = (self._partial.get(stream, b"") + data)[-MAX_PARTIAL:]
             return
-        self._partial[stream] = data[end + 1 :][-MAX_PARTIAL:]
-        self._add(pending + data[: end + 1])
-
-    def _add(self, complete: bytes) -> None:
-        count = complete.count(b"\n")
+        pending = self._partial.pop(stream, None)
+        if pending:
+            self._append(stream, pending, 0)
         self.lines_seen += count
-        self._chunks.append((complete, count))
+        self._append(stream, data, count)
+
+    def _append(self, stream: int, data: bytes, count: int) -> None:
+        self._chunks.append((stream, data, count))
         self._newlines += count
-        self._bytes += len(complete)
+        self._bytes += len(data)
+        # A line more than asked is kept per stream: the first one may have lost its start.
+        enough = self.keep_lines + 2
         while len(self._chunks) > 1:
-            first, first_count = self._chunks[0]
-            enough_lines = self._newlines - first_count >= self.keep_lines
-            if not (enough_lines or self._bytes > self.max_bytes):
+            first_stream, first, first_count = self._chunks[0]
+            if self._newlines - first_count < enough and self._bytes <= self.max_bytes:
                 break
             self._chunks.popleft()
             self._newlines -= first_count
             self._bytes -= len(first)
+            if first.endswith(b"\n"):
+                self._ragged.discard(first_stream)
+            else:
+                self._ragged.add(first_stream)
 
     def text(self) -> str:
         """The kept lines (and any unfinished ones) as text; invalid UTF-8 replaced."""
-        data = b"".join(chunk for chunk, _count in self._chunks)
-        data += b"".join(p + b"\n" for p in self._partial.values() if p)
-        lines = data.decode("utf-8", "replace").splitlines(keepends=True)
+        carry: dict[int, bytes] = {}
+        drop_first = set(self._ragged)
+        pieces: list[bytes] = []
+        for stream, data, count in self._chunks:
+            if not count:
+                carry[stream] = carry.get(stream, b"") + data
+                continue
+            end = data.rfind(b"\n") + 1
+            block = carry.pop(stream, b"") + data[:end]
+            if stream in drop_first:
+                drop_first.discard(stream)
+                block = block[block.find(b"\n") + 1 :]
+            pieces.append(block)
+            if end < len(data):
+                carry[stream] = data[end:]
+        for stream in sorted(set(carry) | set(self._partial)):
+            tail = (carry.get(stream, b"") + self._partial.get(stream, b""))[-MAX_PARTIAL:]
+            if tail:
+                pieces.append(tail + b"\n")
+        lines = b"".join(pieces).decode("utf-8", "replace").splitlines(keepends=True)
         return "".join(lines[-self.keep_lines :])
 
     @property
@@ -140,18 +168,21 @@ def _copy_window_size(source_fd: int, target_fd: int) -> None:
         fcntl.ioctl(target_fd, termios.TIOCSWINSZ, size)
 
 
-def _output_ends(fd: int, use_pty: bool) -> tuple[int, int]:
-    """(the end gpudoctor reads, the end the child writes) for one of its streams."""
+def _output_ends(fd: int, use_pty: bool) -> tuple[int, int, int]:
+    """(the end gpudoctor reads, the end the child writes, the size of a read that should
+    be followed by the next one at once) for one of its streams."""
     if use_pty:
         import pty
 
         master, slave = pty.openpty()
         _copy_window_size(fd, slave)
-        return master, slave
+        # Waited on with select (see Child.pump): its reads never count as a full buffer.
+        return master, slave, 1 << 30
     read_end, write_end = os.pipe()
+    size = 65536  # the Linux default
     with contextlib.suppress(OSError, AttributeError):  # F_SETPIPE_SZ: Linux only
-        fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
-    return read_end, write_end
+        size = fcntl.fcntl(read_end, fcntl.F_SETPIPE_SZ, PIPE_SIZE)
+    return read_end, write_end, max(1, size // 2)
 
 
 class Child:
@@ -181,12 +212,17 @@ class Child:
         self.log = log
         self.out_fds = out_fds
         self._readers: dict[int, int] = {}  # our end → stream number (1 or 2)
+        self._full: dict[int, int] = {}  # our end → a read this large: read again at once
+        self._terminals: set[int] = set()  # our ends that are pseudo-terminals
         child_ends = []
         try:
             for number, fd in zip((1, 2), out_fds, strict=True):
                 use_pty = _is_terminal(fd) if terminal is None else terminal
-                ours, theirs = _output_ends(fd, use_pty)
+                ours, theirs, full = _output_ends(fd, use_pty)
                 self._readers[ours] = number
+                self._full[ours] = full
+                if use_pty:
+                    self._terminals.add(ours)
                 child_ends.append(theirs)
             self.started_at = time.time()
             self.process = subprocess.Popen(
@@ -214,24 +250,37 @@ class Child:
     def pump(self, on_idle: Callable[[], None] | None = None) -> ChildExit:
         """Copy output through until the child has exited and its output is drained.
 
+        Pipes are never polled: once a pipe has been polled, Linux wakes its poller at every
+        write into it, which slows a chatty writer by a third (``bench/run_overhead.py``).
+        They are read without blocking after short sleeps instead: :data:`BATCH_WAIT_S`
+        after a copy, doubling up to :data:`IDLE_WAIT_S` while nothing comes, none while
+        the job writes faster than that. Pseudo-terminals (no such cost) are waited on with
+        ``select``, so that what is typed is echoed at once.
+
         Leftover members of the child's process group are then asked to stop (SIGTERM,
         then SIGKILL after :data:`LEFTOVER_GRACE`), and every fd opened here is closed.
         """
         selector = selectors.DefaultSelector()
-        for fd in self._readers:
+        reading = sorted(self._readers)
+        for fd in reading:
             os.set_blocking(fd, False)
-            selector.register(fd, selectors.EVENT_READ)
+            if fd in self._terminals:
+                selector.register(fd, selectors.EVENT_READ)
         drain_until: float | None = None
         next_poll = time.monotonic() + POLL_EVERY_S
+        wait = BATCH_WAIT_S
         try:
-            while selector.get_map():
-                timeout = POLL_EVERY_S if drain_until is None else drain_until - time.monotonic()
+            while reading:
                 copied = 0
-                for key, _mask in selector.select(max(0.0, timeout)):
-                    size = self._copy(key.fd)
+                behind = False
+                for fd in list(reading):
+                    size = self._copy(fd)
                     if size < 0:
-                        selector.unregister(key.fd)
+                        reading.remove(fd)
+                        if fd in self._terminals:
+                            selector.unregister(fd)
                     copied += max(size, 0)
+                    behind = behind or size >= self._full[fd]
                 if on_idle is not None:
                     on_idle()
                 now = time.monotonic()
@@ -241,8 +290,15 @@ class Child:
                         drain_until = now + DRAIN_SECONDS
                 elif drain_until is not None and now >= drain_until:
                     break
-                if 0 < copied < SMALL_READ:
-                    time.sleep(BATCH_WAIT_S)
+                if behind or not reading:
+                    continue
+                wait = BATCH_WAIT_S if copied else min(2 * wait, IDLE_WAIT_S)
+                if drain_until is not None:
+                    wait = min(wait, max(0.0, drain_until - now))
+                if selector.get_map():
+                    selector.select(wait)
+                else:
+                    time.sleep(wait)
             returncode = self.process.wait()
             ended_at = time.time()
         finally:

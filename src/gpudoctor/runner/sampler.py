@@ -190,8 +190,14 @@ class Sampler(threading.Thread):
         tree_rss: Callable[[int], int | None] = process_tree_rss,
         host: Callable[[], tuple[int | None, int | None, int | None]] = host_memory,
         clock: Callable[[], float] = time.monotonic,
+        open_gpus: Callable[[], tuple[GpuProbe | None, str | None]] | None = None,
     ) -> None:
-        """Sample the tree of ``pid``, the host and ``gpus`` (``None``: no GPU readings)."""
+        """Sample the tree of ``pid``, the host and ``gpus`` (``None``: no GPU readings).
+
+        ``open_gpus`` (when ``gpus`` is ``None``) opens the probe in the thread, before the
+        first sample: the job does not wait for NVML to start. When it gives no probe, its
+        reason is :attr:`gpu_missing`.
+        """
         super().__init__(name="gpudoctor-sampler", daemon=True)
         self.pid = pid
         self.interval = interval
@@ -202,8 +208,10 @@ class Sampler(threading.Thread):
         self._clock = clock
         self._start = clock()
         self._stopped = threading.Event()
+        self._open_gpus = open_gpus
         self.cpu_seconds = 0.0
         self.error: str | None = None
+        self.gpu_missing: str | None = None
 
     def sample_once(self) -> Sample:
         """Take one sample now and record it."""
@@ -222,6 +230,13 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         """Sample until stopped; an unexpected error ends the sampling, never the job."""
+        if self._open_gpus is not None and self.gpus is None:
+            began = time.thread_time()
+            try:
+                self.gpus, self.gpu_missing = self._open_gpus()
+            except Exception as exc:  # no telemetry is no reason to disturb the job
+                self.gpu_missing = f"{type(exc).__name__}: {exc}"
+            self.cpu_seconds += time.thread_time() - began
         while True:
             began = time.thread_time()
             try:
