@@ -266,6 +266,10 @@ class Child:
             os.set_blocking(fd, False)
             if fd in self._terminals:
                 selector.register(fd, selectors.EVENT_READ)
+        exit_fd = _exit_fd(self.pid)  # readable once the child has exited
+        if exit_fd is not None:
+            selector.register(exit_fd, selectors.EVENT_READ)
+        ready: set[int] = set()
         drain_until: float | None = None
         next_poll = time.monotonic() + POLL_EVERY_S
         wait = BATCH_WAIT_S
@@ -284,25 +288,32 @@ class Child:
                 if on_idle is not None:
                     on_idle()
                 now = time.monotonic()
-                if drain_until is None and now >= next_poll:
+                if drain_until is None and (exit_fd in ready or now >= next_poll):
                     next_poll = now + POLL_EVERY_S
                     if self.process.poll() is not None:
                         drain_until = now + DRAIN_SECONDS
+                        if exit_fd is not None:
+                            selector.unregister(exit_fd)
+                            _close(exit_fd)
+                            exit_fd = None
                 elif drain_until is not None and now >= drain_until:
                     break
                 if behind or not reading:
+                    ready = set()
                     continue
                 wait = BATCH_WAIT_S if copied else min(2 * wait, IDLE_WAIT_S)
                 if drain_until is not None:
                     wait = min(wait, max(0.0, drain_until - now))
                 if selector.get_map():
-                    selector.select(wait)
+                    ready = {key.fd for key, _mask in selector.select(wait)}
                 else:
                     time.sleep(wait)
             returncode = self.process.wait()
             ended_at = time.time()
         finally:
             selector.close()
+            if exit_fd is not None:
+                _close(exit_fd)
             self._stop_leftovers()
             for fd in self._readers:
                 with contextlib.suppress(OSError):
@@ -336,6 +347,19 @@ class Child:
         while time.monotonic() < deadline and _group_alive(self.pid):
             time.sleep(0.05)
         self.signal_group(signal.SIGKILL)
+
+
+def _exit_fd(pid: int) -> int | None:
+    """A descriptor that becomes readable when ``pid`` exits (Linux 5.3+), else ``None``."""
+    try:
+        return os.pidfd_open(pid)
+    except (AttributeError, OSError):
+        return None
+
+
+def _close(fd: int) -> None:
+    with contextlib.suppress(OSError):
+        os.close(fd)
 
 
 def _group_alive(pgid: int) -> bool:
