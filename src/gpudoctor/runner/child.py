@@ -25,6 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
+from gpudoctor.runner.terminal import TerminalShare, stop_signal
+
 CHUNK = 1 << 20
 PIPE_SIZE = 1 << 20
 """Pipes are enlarged to this (Linux) so that a chatty job seldom waits for gpudoctor."""
@@ -176,6 +178,12 @@ def _output_ends(fd: int, use_pty: bool) -> tuple[int, int, int]:
 
         master, slave = pty.openpty()
         _copy_window_size(fd, slave)
+        # No output processing (\n to \r\n): the bytes reach gpudoctor's terminal, which
+        # does its own, as the job wrote them, and the log file gets them unchanged.
+        with contextlib.suppress(termios.error):
+            attributes = termios.tcgetattr(slave)
+            attributes[1] &= ~termios.OPOST
+            termios.tcsetattr(slave, termios.TCSANOW, attributes)
         # Waited on with select (see Child.pump): its reads never count as a full buffer.
         return master, slave, 1 << 30
     read_end, write_end = os.pipe()
@@ -195,6 +203,7 @@ class Child:
         log: BinaryIO | None = None,
         out_fds: tuple[int, int] = (1, 2),
         terminal: bool | None = None,
+        stdin_fd: int = 0,
     ) -> None:
         """Start ``argv`` in a new process group.
 
@@ -204,6 +213,9 @@ class Child:
             log: a binary file that receives every byte of output, if any.
             out_fds: gpudoctor's own standard output and error, where output is copied.
             terminal: use pseudo-terminals (default: for each stream whose target is one).
+            stdin_fd: gpudoctor's standard input, which the child inherits: when it is the
+                terminal gpudoctor leads, the child's group leads it while it runs
+                (:class:`~gpudoctor.runner.terminal.TerminalShare`).
 
         Raises:
             OSError: the command cannot be started (not found, not executable).
@@ -228,6 +240,8 @@ class Child:
             self.process = subprocess.Popen(
                 list(argv), stdout=child_ends[0], stderr=child_ends[1], **_NEW_GROUP
             )
+            self.terminal = TerminalShare(stdin_fd)
+            self.terminal.give(self.process.pid)
         except BaseException:
             for fd in (*self._readers, *child_ends):
                 os.close(fd)
@@ -290,6 +304,9 @@ class Child:
                 now = time.monotonic()
                 if drain_until is None and (exit_fd in ready or now >= next_poll):
                     next_poll = now + POLL_EVERY_S
+                    stopped_by = stop_signal(self.pid)
+                    if stopped_by is not None:
+                        self.terminal.follow_stop(self.pid, stopped_by)
                     if self.process.poll() is not None:
                         drain_until = now + DRAIN_SECONDS
                         if exit_fd is not None:
@@ -311,6 +328,7 @@ class Child:
             returncode = self.process.wait()
             ended_at = time.time()
         finally:
+            self.terminal.close()
             selector.close()
             if exit_fd is not None:
                 _close(exit_fd)
