@@ -18,10 +18,10 @@ from click.testing import CliRunner
 
 from gpudoctor.cli.app import main
 from gpudoctor.pipeline import LogInput, diagnose
+from gpudoctor.report import GpuReading
 from gpudoctor.rulebook.book import load_rulebook
 from gpudoctor.runner.exit_status import exit_facts
 from gpudoctor.runner.job import JobSettings, run_job
-from gpudoctor.runner.sampler import GpuReading
 from gpudoctor.runner.timeline import timeline_facts
 
 GIB = 1 << 30
@@ -88,6 +88,20 @@ def test_a_pytorch_oom_is_diagnosed_after_the_output(tmp_path: Path) -> None:
     assert data["facts"]["exit_reporter"] == "gpudoctor run"
     assert data["facts"]["run_gpu_sampled"] is True
     assert data["facts"]["run_gpu_memory_total_bytes"] > 0
+    assert data["timeline"]
+    assert len(data["timeline"][0]["gpus"]) == 8
+
+
+def test_a_markdown_report_shows_the_timeline_as_a_chart(tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    code = f"import sys, time; time.sleep(0.5); print({OOM_LINE!r}); sys.exit(1)"
+    done = _run("--report", str(report), "--", PY, "-c", code)
+    assert done.returncode == 1
+    text = report.read_text()
+    assert text.startswith("## gpudoctor report")
+    assert "### Timeline" in text
+    chart = text.split("### Timeline")[1]
+    assert [f"GPU {n} memory" in chart for n in range(8)] == [True] * 8
 
 
 def test_a_child_killed_by_sigkill_exits_137_and_is_named() -> None:

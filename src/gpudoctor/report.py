@@ -134,6 +134,52 @@ class Threshold:
 
 
 @dataclass(frozen=True)
+class GpuReading:
+    """One GPU at one moment of a ``gpudoctor run`` job. ``None``: that value could not be read."""
+
+    index: int
+    memory_used_bytes: int | None = None
+    memory_total_bytes: int | None = None
+    utilization_pct: int | None = None
+    temperature_c: int | None = None
+    power_w: float | None = None
+    clock_event_reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "memory_used_bytes": self.memory_used_bytes,
+            "memory_total_bytes": self.memory_total_bytes,
+            "utilization_pct": self.utilization_pct,
+            "temperature_c": self.temperature_c,
+            "power_w": self.power_w,
+            "clock_event_reasons": list(self.clock_event_reasons),
+        }
+
+
+@dataclass(frozen=True)
+class RunSample:
+    """The machine ``t`` seconds after a ``gpudoctor run`` job started (one timeline point)."""
+
+    t: float
+    gpus: tuple[GpuReading, ...] = ()
+    tree_rss_bytes: int | None = None
+    host_available_bytes: int | None = None
+    host_total_bytes: int | None = None
+    swap_free_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "t": self.t,
+            "gpus": [g.to_dict() for g in self.gpus],
+            "tree_rss_bytes": self.tree_rss_bytes,
+            "host_available_bytes": self.host_available_bytes,
+            "host_total_bytes": self.host_total_bytes,
+            "swap_free_bytes": self.swap_free_bytes,
+        }
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one run of ``explain`` or ``diagnose`` concluded."""
 
@@ -141,6 +187,8 @@ class Report:
     diagnoses: tuple[Diagnosis, ...]
     facts: Mapping[str, FactValue] = field(default_factory=dict)
     version: str = __version__
+    timeline: tuple[RunSample, ...] = ()
+    """The samples of a ``gpudoctor run`` job, oldest first (empty for other commands)."""
 
     @property
     def causes(self) -> tuple[Diagnosis, ...]:
@@ -148,10 +196,13 @@ class Report:
         return tuple(d for d in self.diagnoses if d.is_cause)
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "schema": REPORT_SCHEMA,
             "gpudoctor": self.version,
             "inputs": [i.to_dict() for i in self.inputs],
             "diagnoses": [d.to_dict() for d in self.diagnoses],
             "facts": {k: v for k, v in sorted(self.facts.items()) if v is not None},
         }
+        if self.timeline:
+            data["timeline"] = [s.to_dict() for s in self.timeline]
+        return data

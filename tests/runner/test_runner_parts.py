@@ -6,9 +6,10 @@ import signal
 
 import pytest
 
+from gpudoctor.report import GpuReading, RunSample
 from gpudoctor.runner.child import ChildExit, KeptOutput
 from gpudoctor.runner.exit_status import exit_facts, parse_signal
-from gpudoctor.runner.sampler import GpuReading, Sample, Timeline
+from gpudoctor.runner.sampler import Timeline
 from gpudoctor.runner.timeline import steady_growth, timeline_facts
 
 GIB = 1 << 30
@@ -65,9 +66,9 @@ def test_parse_signal_refuses_what_is_not_a_signal(text: str) -> None:
         parse_signal(text)
 
 
-def _gpu_sample(t: float, used_gib: float, reasons: tuple[str, ...] = ()) -> Sample:
+def _gpu_sample(t: float, used_gib: float, reasons: tuple[str, ...] = ()) -> RunSample:
     gpu = GpuReading(0, int(used_gib * GIB), 80 * GIB, 90, 70, 300.0, reasons)
-    return Sample(t=t, gpus=(gpu,), tree_rss_bytes=GIB, host_available_bytes=60 * GIB,
+    return RunSample(t=t, gpus=(gpu,), tree_rss_bytes=GIB, host_available_bytes=60 * GIB,
                   host_total_bytes=64 * GIB, swap_free_bytes=0)  # fmt: skip
 
 
@@ -114,7 +115,7 @@ def test_timeline_facts_name_the_last_seconds() -> None:
 
 def test_timeline_facts_without_gpus_say_nothing_about_them() -> None:
     timeline = Timeline()
-    timeline.add(Sample(t=0.0, tree_rss_bytes=GIB, host_total_bytes=4 * GIB))
+    timeline.add(RunSample(t=0.0, tree_rss_bytes=GIB, host_total_bytes=4 * GIB))
     facts = timeline_facts(timeline, duration_s=1.0, gpu_sampled=False)
     assert facts["run_gpu_memory_peak_bytes"] is None
     assert facts["run_gpu_memory_growing"] is None

@@ -9,6 +9,7 @@ its death (kernel log since its start), its exit status and the facts of its tim
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -61,7 +62,8 @@ KERNEL_LOG_MARGIN_S = 5.0
     "--report",
     "report_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the JSON report (with the timeline's facts) to FILE when diagnosing.",
+    help="Write the report with the timeline to FILE when diagnosing: JSON, or Markdown "
+    "with a chart per GPU when FILE ends in .md.",
 )
 @click.option("--always", is_flag=True, help="Diagnose even when the job succeeds.")
 @click.option(
@@ -122,7 +124,7 @@ def run(
             click.echo(f"gpudoctor: {note}", err=True)
         _print_diagnosis(report, command, outcome, color, verbose)
         if report_path is not None:
-            _write_json(report, report_path)
+            _write_report(report, report_path)
     elif verbose:
         for note in outcome.notes:
             click.echo(f"gpudoctor: {note}", err=True)
@@ -161,7 +163,8 @@ def _diagnose(
     kept = outcome.kept.text()
     # A job that printed nothing leaves no log to read, which is no warning worth showing.
     logs = [LogInput.from_text(f"output of {command_text(command)}", kept)] if kept else []
-    return diagnose(book, logs, snapshot, "after the run", observed_facts=observed)
+    report = diagnose(book, logs, snapshot, "after the run", observed_facts=observed)
+    return dataclasses.replace(report, timeline=tuple(outcome.timeline.samples()))
 
 
 def _snapshot_since(started_at: float) -> Snapshot | None:
@@ -195,10 +198,12 @@ def _print_diagnosis(
     click.echo(text, err=True, nl=False, color=colour)
 
 
-def _write_json(report: Report, path: Path) -> None:
+def _write_report(report: Report, path: Path) -> None:
+    """JSON, or Markdown (redacted, as ``explain --format markdown``) for a ``.md`` file."""
     from gpudoctor.render.registry import REPORT, RenderOptions, get_renderer
 
-    text = get_renderer(REPORT, "json").render(report, RenderOptions()).plain()
+    kind = "markdown" if path.suffix.lower() in (".md", ".markdown") else "json"
+    text = get_renderer(REPORT, kind).render(report, RenderOptions()).plain()
     try:
         write_file(path, text)
     except GpudoctorError as exc:

@@ -14,41 +14,16 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 import psutil
 
+from gpudoctor.report import GpuReading, RunSample
 from gpudoctor.snapshot.model import NVML_OK
 
 DEFAULT_CAPACITY = 512
 RECENT = 64
 """The newest samples, never downsampled: the last seconds before a death stay exact."""
-
-
-@dataclass(frozen=True)
-class GpuReading:
-    """One GPU at one moment. ``None``: that value could not be read."""
-
-    index: int
-    memory_used_bytes: int | None = None
-    memory_total_bytes: int | None = None
-    utilization_pct: int | None = None
-    temperature_c: int | None = None
-    power_w: float | None = None
-    clock_event_reasons: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Sample:
-    """The machine at ``t`` seconds after the job started."""
-
-    t: float
-    gpus: tuple[GpuReading, ...] = ()
-    tree_rss_bytes: int | None = None
-    host_available_bytes: int | None = None
-    host_total_bytes: int | None = None
-    swap_free_bytes: int | None = None
 
 
 class GpuProbe(Protocol):
@@ -149,13 +124,13 @@ class Timeline:
             raise ValueError("capacity must be at least twice recent")
         self.capacity = capacity
         self.recent = recent
-        self._samples: list[Sample] = []
+        self._samples: list[RunSample] = []
         self.count = 0
         self.gpu_peaks: dict[int, GpuReading] = {}
         self.rss_peak_bytes: int | None = None
         self._lock = threading.Lock()
 
-    def add(self, sample: Sample) -> None:
+    def add(self, sample: RunSample) -> None:
         """Record a sample (thread-safe)."""
         with self._lock:
             self.count += 1
@@ -172,7 +147,7 @@ class Timeline:
                 old = self._samples[: -self.recent]
                 self._samples = [*old[::2], *self._samples[-self.recent :]]
 
-    def samples(self) -> list[Sample]:
+    def samples(self) -> list[RunSample]:
         """A copy of the samples kept, oldest first."""
         with self._lock:
             return list(self._samples)
@@ -213,11 +188,11 @@ class Sampler(threading.Thread):
         self.error: str | None = None
         self.gpu_missing: str | None = None
 
-    def sample_once(self) -> Sample:
+    def sample_once(self) -> RunSample:
         """Take one sample now and record it."""
         gpus = self.gpus.read() if self.gpus is not None else ()
         available, total, swap_free = self._host()
-        sample = Sample(
+        sample = RunSample(
             t=round(self._clock() - self._start, 3),
             gpus=gpus,
             tree_rss_bytes=self._tree_rss(self.pid),
