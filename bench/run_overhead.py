@@ -1,6 +1,8 @@
 """Cost of ``gpudoctor run``: a child printing 100 MB, bare and wrapped; the cost while idle.
 
-Usage: ``python bench/run_overhead.py [--megabytes 100] [--repeat 5]``. Everything is
+Usage: ``python bench/run_overhead.py [--megabytes 100] [--repeat 5] [--also SRC]``
+(``--also``: time too the ``gpudoctor run`` of another source tree, e.g. an older commit's
+``src`` from ``git archive``, through ``PYTHONPATH``). Everything is
 measured in the same run, the variants in turns (the machine may be shared: medians of the
 repeats, and CPU seconds, which vary less than wall time):
 
@@ -73,9 +75,11 @@ def _measured(run: Callable[[], None]) -> Measure:
     return wall, cpu
 
 
-def _to_devnull(command: list[str]) -> Callable[[], None]:
+def _to_devnull(command: list[str], env: dict[str, str] | None = None) -> Callable[[], None]:
     def run() -> None:
-        subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        subprocess.run(
+            command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True, env=env
+        )
 
     return run
 
@@ -95,7 +99,7 @@ def _piped(command: list[str], reader: list[str]) -> Callable[[], None]:
     return run
 
 
-def output_overhead(megabytes: int, repeat: int) -> dict[str, list[Measure]]:
+def output_overhead(megabytes: int, repeat: int, also: str | None) -> dict[str, list[Measure]]:
     """Each variant's (wall, CPU) measures, the variants run in turns ``repeat`` times."""
     child = [sys.executable, "-c", CHILD.format(lines=megabytes * 1_000_000 // 89)]
     wrapped = [*gpudoctor_command(), "run", "--interval", "1", "--", *child]
@@ -105,6 +109,9 @@ def output_overhead(megabytes: int, repeat: int) -> dict[str, list[Measure]]:
         "bare | cat": _piped(child, ["cat"]),
         "gpudoctor run": _to_devnull(wrapped),
     }
+    if also:
+        env = {**os.environ, "PYTHONPATH": also}
+        variants["gpudoctor run (--also)"] = _to_devnull(wrapped, env)
     measures: dict[str, list[Measure]] = {name: [] for name in variants}
     for _ in range(repeat):
         for name, run in variants.items():
@@ -154,29 +161,31 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--also", metavar="SRC", help="another source tree to time too")
     args = parser.parse_args()
-    measures = output_overhead(args.megabytes, args.repeat)
-    wrapped = measures["gpudoctor run"]
+    measures = output_overhead(args.megabytes, args.repeat, args.also)
     print(f"child printing {args.megabytes} MB, median of {args.repeat} (wall, CPU of all):")
     for name, values in measures.items():
-        wall, cpu = _median(values, 0), _median(values, 1)
-        line = f"  {name:<22} {wall:7.3f} s  CPU {cpu:6.3f} s"
-        if values is not wrapped:
-            line += (
-                f"   gpudoctor run: {100 * (_median(wrapped, 0) / wall - 1):+6.1f} % wall, "
-                f"{100 * (_median(wrapped, 1) / cpu - 1):+6.1f} % CPU"
-            )
-        print(line)
-    print("  (the bare job: bare | minimal reader; target <= +10 % wall over it)")
+        print(f"  {name:<24} {_median(values, 0):7.3f} s  CPU {_median(values, 1):6.3f} s")
+    for name, values in measures.items():
+        if not name.startswith("gpudoctor run"):
+            continue
+        print(f"{name} against:")
+        for base, base_values in measures.items():
+            if base.startswith("bare"):
+                wall = 100 * (_median(values, 0) / _median(base_values, 0) - 1)
+                cpu = 100 * (_median(values, 1) / _median(base_values, 1) - 1)
+                print(f"  {base:<24} {wall:+6.1f} % wall  {cpu:+6.1f} % CPU")
+    print("(the bare job: bare | minimal reader; target <= +10 % wall over it)")
+    if args.also:
+        print(f"(--also: {args.also})")
     empty = [sys.executable, "-c", "pass"]
     start_bare = statistics.median(_measured(_to_devnull(empty))[0] for _ in range(args.repeat))
     start_run = statistics.median(
         _measured(_to_devnull([*gpudoctor_command(), "run", "--", *empty]))[0]
         for _ in range(args.repeat)
     )
-    print(
-        f"  (fixed cost: python -c pass {start_bare:.3f} s, under gpudoctor run {start_run:.3f} s)"
-    )
+    print(f"fixed cost: python -c pass {start_bare:.3f} s, under gpudoctor run {start_run:.3f} s")
     share, count = idle_cost()
     print(
         f"idle: gpudoctor uses {100 * share:.2f} % of one core while its job prints nothing "

@@ -265,7 +265,7 @@ class Child:
         """Copy output through until the child has exited and its output is drained.
 
         Pipes are never polled: once a pipe has been polled, Linux wakes its poller at every
-        write into it, which slows a chatty writer by a third (``bench/run_overhead.py``).
+        write into it, which made a chatty writer about a quarter slower.
         They are read without blocking after short sleeps instead: :data:`BATCH_WAIT_S`
         after a copy, doubling up to :data:`IDLE_WAIT_S` while nothing comes, none while
         the job writes faster than that. Pseudo-terminals (no such cost) are waited on with
