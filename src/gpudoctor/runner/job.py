@@ -74,25 +74,28 @@ def run_job(
     with forwarding(send) as forwarder:
         child = Child(argv, kept, log=log, out_fds=out_fds, terminal=settings.terminal)
         holder.append(child)
-        from gpudoctor.runner.sampler import Sampler, Timeline, open_gpu_probe
-
-        timeline = Timeline()
-        sampler = Sampler(
-            child.pid,
-            settings.interval,
-            gpus,
-            timeline,
-            open_gpus=(lambda: open_gpu_probe(env)) if gpus is None else None,
-        )
-        if settings.interval > 0:
-            sampler.start()
         try:
-            ended = child.pump()
+            from gpudoctor.runner.sampler import Sampler, Timeline, open_gpu_probe
+
+            timeline = Timeline()
+            sampler = Sampler(
+                child.pid,
+                settings.interval,
+                gpus,
+                timeline,
+                open_gpus=(lambda: open_gpu_probe(env)) if gpus is None else None,
+            )
+            if settings.interval > 0:
+                sampler.start()
+            try:
+                ended = child.pump()
+            finally:
+                sampler.stop()
         finally:
-            sampler.stop()
-            if child.process.poll() is None:  # pump failed (our own output broke): end it
+            if child.process.poll() is None:  # something failed (our own output broke): end it
                 child.signal_group(signal.SIGKILL)
                 child.process.wait()
+            child.terminal.close()  # pump gives the terminal back, unless it never ran
     notes: list[str] = []
     if sampler.gpu_missing:
         notes.append(f"no GPU telemetry while the job runs: {sampler.gpu_missing}")
