@@ -27,7 +27,10 @@ repeats, and CPU seconds, which vary less than wall time):
   this process with the ``healthy-8xh100`` scenario's 8 GPUs sampled every second): the
   sampler and the looks at the job's pipes, as a share of one core (target < 1 %);
 * the sampler's CPU time per sample, with ``time.thread_time`` over 20 samples (8 GPUs,
-  this process's tree, host memory), as a share of one core at 1 s intervals.
+  the tree of a sleeping Python process, host memory), as a share of one core at 1 s
+  intervals; then again with 1,000 idle processes added to the host (a shared node), and,
+  for comparison, with the tree found through psutil (which reads every process on the
+  host) as before.
 
 Figures are printed, never asserted.
 """
@@ -35,13 +38,16 @@ Figures are printed, never asserted.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import resource
 import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+
+import psutil
 
 from _common import gpudoctor_command
 
@@ -62,6 +68,8 @@ MINIMAL_READER = (
 )
 """Reads standard input and throws it away: the cheapest way to see a job's output."""
 
+CROWD = 1000
+"""Idle processes added to the host to show what the sampler's cost depends on."""
 Measure = tuple[float, float]  # (wall seconds, CPU seconds of every process started)
 
 
@@ -137,19 +145,40 @@ def idle_cost(seconds: float = 5.0) -> tuple[float, int]:
     return cpu / (ended.ended_at - ended.started_at), outcome.timeline.count
 
 
-def sampler_cost(samples: int = 20) -> float:
-    """CPU seconds of one sample (8 scenario GPUs, this process's tree, host memory)."""
+def sampler_cost(
+    pid: int, samples: int = 20, tree_rss: Callable[[int], int | None] | None = None
+) -> float:
+    """CPU seconds of one sample (8 scenario GPUs, the tree of ``pid``, host memory)."""
     from gpudoctor.runner.sampler import Sampler, open_gpu_probe
 
     probe, reason = open_gpu_probe({"GPUDOCTOR_FAKE_NVML": "healthy-8xh100"})
     if probe is None:
         raise SystemExit(f"no probe: {reason}")
-    sampler = Sampler(os.getpid(), 1.0, probe)
+    if tree_rss is None:
+        sampler = Sampler(pid, 1.0, probe)
+    else:
+        sampler = Sampler(pid, 1.0, probe, tree_rss=tree_rss)
     sampler.sample_once()  # first call imports and initialises
     start = time.thread_time()
     for _ in range(samples):
         sampler.sample_once()
     return (time.thread_time() - start) / samples
+
+
+@contextlib.contextmanager
+def crowd(count: int) -> Iterator[None]:
+    """``count`` more idle processes on the host (a shared node's) while inside."""
+    idle = [
+        subprocess.Popen(["sleep", "300"], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
+        for _ in range(count)
+    ]
+    try:
+        yield
+    finally:
+        for process in idle:
+            process.kill()
+        for process in idle:
+            process.wait()
 
 
 def _median(values: list[Measure], index: int) -> float:
@@ -191,10 +220,27 @@ def main() -> None:
         f"idle: gpudoctor uses {100 * share:.2f} % of one core while its job prints nothing "
         f"({count} samples of 8 GPUs at 1 s intervals, fake NVML)"
     )
-    per_sample = sampler_cost()
+    from gpudoctor.runner.proctree import _with_psutil
+
+    # The job: a Python process (the crowd below must not be part of its tree).
+    job = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(300)"])
+    try:
+        processes = len(psutil.pids())
+        per_sample = sampler_cost(job.pid)
+        with crowd(CROWD):
+            crowded = sampler_cost(job.pid)
+            by_psutil = sampler_cost(job.pid, tree_rss=_with_psutil)
+    finally:
+        job.kill()
+        job.wait()
     print(
-        f"sampler: {1000 * per_sample:.2f} ms CPU per sample (8 GPUs, fake NVML) = "
-        f"{100 * per_sample:.2f} % of one core at 1 s intervals"
+        f"sampler: {1000 * per_sample:.2f} ms CPU per sample (8 GPUs, fake NVML, {processes} "
+        f"processes on the host) = {100 * per_sample:.2f} % of one core at 1 s intervals"
+    )
+    print(
+        f"  with {CROWD} more idle processes: {1000 * crowded:.2f} ms = {100 * crowded:.2f} %; "
+        f"finding the tree through psutil instead (as before): {1000 * by_psutil:.2f} ms = "
+        f"{100 * by_psutil:.2f} %"
     )
 
 

@@ -19,6 +19,7 @@ from typing import Protocol
 import psutil
 
 from gpudoctor.report import GpuReading, RunSample
+from gpudoctor.runner.proctree import process_tree_rss
 from gpudoctor.snapshot.model import NVML_OK
 
 DEFAULT_CAPACITY = 512
@@ -83,22 +84,6 @@ def open_gpu_probe(env: Mapping[str, str] | None = None) -> tuple[GpuProbe | Non
     if count == 0:
         return None, "NVML reports no GPU"
     return NvmlProbe(session, count), None
-
-
-def process_tree_rss(pid: int) -> int | None:
-    """Resident memory of ``pid`` and all its descendants, in bytes (``None`` once gone)."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return None
-    total = 0
-    for process in processes:
-        try:
-            total += process.memory_info().rss
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return total
 
 
 def host_memory() -> tuple[int | None, int | None, int | None]:
