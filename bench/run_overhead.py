@@ -23,6 +23,9 @@ repeats, and CPU seconds, which vary less than wall time):
 
   with the overhead of 4 over 2 (and over 1 and 3); the fixed cost of wrapping a job that
   does nothing (``-- python -c pass``) is shown apart;
+* the child printing 20 MB to a terminal (a pseudo-terminal drained by a thread here), bare
+  and under ``gpudoctor run`` (which then gives the job a pseudo-terminal of its own and
+  copies from it: a second terminal layer, read a few kilobytes at a time);
 * gpudoctor's own CPU while the job prints nothing (a child sleeping 5 s, ``run_job`` in
   this process with the ``healthy-8xh100`` scenario's 8 GPUs sampled every second): the
   sampler and the looks at the job's pipes, as a share of one core (target < 1 %);
@@ -40,10 +43,12 @@ from __future__ import annotations
 import argparse
 import contextlib
 import os
+import pty
 import resource
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterator
 
@@ -105,6 +110,43 @@ def _piped(command: list[str], reader: list[str]) -> Callable[[], None]:
             drain.wait()
 
     return run
+
+
+def _in_terminal(command: list[str]) -> Callable[[], None]:
+    """``command`` with its output on a new pseudo-terminal, drained as a terminal would."""
+
+    def run() -> None:
+        master, slave = pty.openpty()
+        drain = threading.Thread(target=_drain, args=(master,))
+        drain.start()
+        try:
+            subprocess.run(command, stdin=subprocess.DEVNULL, stdout=slave, stderr=slave)
+        finally:
+            os.close(slave)
+            drain.join()
+            os.close(master)
+
+    return run
+
+
+def _drain(fd: int) -> None:
+    with contextlib.suppress(OSError):  # EIO: the terminal's other end is closed
+        while os.read(fd, 65536):
+            pass
+
+
+def terminal_overhead(megabytes: int, repeat: int) -> dict[str, list[Measure]]:
+    """The child printing to a terminal, bare and under ``gpudoctor run``, in turns."""
+    child = [sys.executable, "-c", CHILD.format(lines=megabytes * 1_000_000 // 89)]
+    variants = {
+        "bare, to a terminal": _in_terminal(child),
+        "gpudoctor run, to it": _in_terminal([*gpudoctor_command(), "run", "--", *child]),
+    }
+    measures: dict[str, list[Measure]] = {name: [] for name in variants}
+    for _ in range(repeat):
+        for name, run in variants.items():
+            measures[name].append(_measured(run))
+    return measures
 
 
 def output_overhead(megabytes: int, repeat: int, also: str | None) -> dict[str, list[Measure]]:
@@ -190,6 +232,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--megabytes", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--terminal-megabytes", type=int, default=20)
     parser.add_argument("--also", metavar="SRC", help="another source tree to time too")
     args = parser.parse_args()
     measures = output_overhead(args.megabytes, args.repeat, args.also)
@@ -215,6 +258,12 @@ def main() -> None:
         for _ in range(args.repeat)
     )
     print(f"fixed cost: python -c pass {start_bare:.3f} s, under gpudoctor run {start_run:.3f} s")
+    terminal = terminal_overhead(args.terminal_megabytes, args.repeat)
+    print(f"child printing {args.terminal_megabytes} MB to a terminal, median of {args.repeat}:")
+    for name, values in terminal.items():
+        print(f"  {name:<24} {_median(values, 0):7.3f} s  CPU {_median(values, 1):6.3f} s")
+    bare, wrapped = terminal.values()
+    print(f"  gpudoctor run: {100 * (_median(wrapped, 0) / _median(bare, 0) - 1):+.1f} % wall")
     share, count = idle_cost()
     print(
         f"idle: gpudoctor uses {100 * share:.2f} % of one core while its job prints nothing "

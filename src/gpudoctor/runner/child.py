@@ -292,6 +292,8 @@ class Child:
                 copied = 0
                 behind = False
                 for fd in list(reading):
+                    if fd in self._terminals and fd not in ready:
+                        continue  # select said it has nothing
                     size = self._copy(fd)
                     if size < 0:
                         reading.remove(fd)
