@@ -100,8 +100,10 @@ def run(
 
     On a failure, print the diagnosis on standard error after the job's output:
     `gpudoctor run -- python train.py --epochs 10`. While the job runs, GPU memory,
-    temperature and throttling, and the memory of the job's processes are sampled; Ctrl-C,
-    SIGTERM and SIGHUP are passed on to the job (a second Ctrl-C kills it).
+    temperature and throttling, and the memory of the job's processes are sampled. SIGINT,
+    SIGTERM and SIGHUP sent to gpudoctor are passed on to the job (a second SIGINT kills
+    it); in a terminal, the keyboard reaches the job as without gpudoctor (what is typed,
+    Ctrl-C, Ctrl-Z).
     """
     from gpudoctor.runner.job import JobSettings, run_job
 
