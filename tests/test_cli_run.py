@@ -266,3 +266,26 @@ def test_explain_takes_a_signal_by_name() -> None:
     assert "SIGSEGV" in result.output
     refused = runner.invoke(main, ["explain", "--signal", "NOPE", "-"], input="x\n")
     assert refused.exit_code == 2
+
+
+def test_sigterm_reaches_a_job_that_was_stopped() -> None:
+    process = _start(_WAITS_FOR_SIGINT.replace("SIGINT", "SIGTERM"))
+    job = _job_of(process.pid)
+    try:
+        os.kill(job, signal.SIGSTOP)  # someone else stopped it (a debugger, a scheduler)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGTERM)
+        out, _err = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            os.kill(job, signal.SIGKILL)
+            process.kill()
+            process.wait()
+    assert out == "child got SIGTERM\n"
+    assert process.returncode == 3
+
+
+def _job_of(pid: int) -> int:
+    """The pid of gpudoctor's child (the job), once it has started."""
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        return int(children.read().split()[0])

@@ -70,6 +70,9 @@ def run_job(
     def send(number: int) -> None:
         if holder:
             holder[0].signal_group(number)
+            if number in (signal.SIGTERM, signal.SIGHUP):
+                # A stopped job would only get it once continued (a shell's `kill` does this).
+                holder[0].signal_group(signal.SIGCONT)
 
     with forwarding(send) as forwarder:
         child = Child(argv, kept, log=log, out_fds=out_fds, terminal=settings.terminal)
