@@ -12,6 +12,7 @@ import contextlib
 import os
 import pty
 import select
+import signal
 import sys
 import time
 from collections.abc import Sequence
@@ -49,8 +50,11 @@ def _in_terminal(
                 code = os.waitstatus_to_exitcode(status)
                 break
     finally:
-        if code is None:
-            os.kill(pid, 9)
+        if code is None:  # kill the job too: nothing may outlive a failed test
+            with contextlib.suppress(OSError), open(f"/proc/{pid}/task/{pid}/children") as kids:
+                for child in kids.read().split():
+                    os.killpg(int(child), signal.SIGKILL)
+            os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
         os.close(master)
     return code, shown
