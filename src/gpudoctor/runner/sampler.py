@@ -3,10 +3,11 @@
 A :class:`Sampler` thread reads, every ``interval`` seconds, each GPU through the same NVML
 access as ``gpudoctor snapshot`` (:func:`~gpudoctor.snapshot.gpus.read_telemetry` over the
 :class:`~gpudoctor.snapshot.source.MachineSource` ``GPUDOCTOR_FAKE_NVML`` may replace), the
-resident memory of the job's whole process tree and the host's available memory and free
-swap (psutil). Samples go to a :class:`Timeline`, whose memory is bounded however long the
-run: once it is full, every other sample of its older part is dropped, while running peaks
-are kept exactly. Without NVML the sampler still records memory, and says why once.
+resident memory of the job's whole process tree (:mod:`~gpudoctor.runner.proctree`) and the
+host's available memory and free swap (psutil). Samples go to a :class:`Timeline`, whose
+memory is bounded however long the run: once it is full, every other sample of its older
+part is dropped, while running peaks are kept exactly. Without NVML the sampler still
+records memory, and says why once.
 """
 
 from __future__ import annotations
