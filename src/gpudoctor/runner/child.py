@@ -341,23 +341,39 @@ class Child:
         return ChildExit(returncode, self.started_at, ended_at)
 
     def _copy(self, fd: int) -> int:
-        """Copy what is ready on ``fd``; how many bytes, or -1 at its end."""
-        try:
-            data = os.read(fd, CHUNK)
-        except BlockingIOError:
-            return 0
-        except OSError as exc:
-            if exc.errno == errno.EIO:  # a pseudo-terminal whose other end is closed
-                return -1
-            raise
-        if not data:
-            return -1
-        stream = self._readers[fd]
-        _write_all(self.out_fds[stream - 1], data)
-        if self.log is not None:
-            self.log.write(data)
-        self.kept.feed(stream, data)
-        return len(data)
+        """Copy what is ready on ``fd``; how many bytes, or -1 at its end.
+
+        A pseudo-terminal hands out a few kilobytes a read (the job writes a line at a time
+        to a terminal): it is read until it has nothing more, and what was read is copied
+        at once, so that the terminal gpudoctor writes to gets a few large writes.
+        """
+        pieces: list[bytes] = []
+        size = 0
+        ended = False
+        while size < CHUNK:
+            try:
+                data = os.read(fd, CHUNK)
+            except BlockingIOError:
+                break
+            except OSError as exc:
+                if exc.errno != errno.EIO:  # EIO: a pseudo-terminal whose other end is closed
+                    raise
+                data = b""
+            if not data:
+                ended = True
+                break
+            pieces.append(data)
+            size += len(data)
+            if fd not in self._terminals:
+                break
+        if pieces:
+            data = pieces[0] if len(pieces) == 1 else b"".join(pieces)
+            stream = self._readers[fd]
+            _write_all(self.out_fds[stream - 1], data)
+            if self.log is not None:
+                self.log.write(data)
+            self.kept.feed(stream, data)
+        return -1 if ended else size
 
     def _stop_leftovers(self) -> None:
         if not _group_alive(self.pid):
