@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 import signal
 
 import pytest
@@ -121,3 +122,54 @@ def test_timeline_facts_without_gpus_say_nothing_about_them() -> None:
     assert facts["run_gpu_memory_growing"] is None
     assert facts["run_gpu_thermal_throttle_last"] is None
     assert facts["run_tree_rss_limit_ratio"] == 0.25
+
+
+def _interleaved_feeds(seed: int, lines: int) -> list[tuple[int, bytes]]:
+    """Both streams' lines cut at random places, the pieces of the two streams interleaved."""
+    rng = random.Random(seed)
+    queues: dict[int, list[bytes]] = {}
+    for stream, name in ((1, "out"), (2, "err")):
+        data = "".join(f"{name} line {n} {'x' * rng.randint(0, 40)}\n" for n in range(lines))
+        cuts = sorted(rng.sample(range(1, len(data)), lines // 2))
+        raw = data.encode()
+        queues[stream] = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    feeds = []
+    while queues[1] or queues[2]:
+        stream = rng.choice([s for s in (1, 2) if queues[s]])
+        feeds.append((stream, queues[stream].pop(0)))
+    return feeds
+
+
+def _completed(feeds: list[tuple[int, bytes]]) -> list[str]:
+    """Each line of either stream, in the order its end arrived."""
+    pending = {1: b"", 2: b""}
+    done: list[str] = []
+    for stream, piece in feeds:
+        *lines, pending[stream] = (pending[stream] + piece).split(b"\n")
+        done += [line.decode() + "\n" for line in lines]
+    return done
+
+
+def test_kept_output_keeps_the_last_lines_whole_however_the_streams_interleave() -> None:
+    feeds = _interleaved_feeds(seed=5, lines=3000)
+    kept = KeptOutput(keep_lines=40)
+    for stream, piece in feeds:
+        kept.feed(stream, piece)
+    completed = _completed(feeds)
+    assert kept.lines_seen == len(completed) == 6000
+    assert kept.text() == "".join(completed[-40:])
+
+
+def test_kept_output_bounded_in_bytes_drops_a_line_that_lost_its_start() -> None:
+    feeds = _interleaved_feeds(seed=8, lines=3000)
+    kept = KeptOutput(keep_lines=100_000, max_bytes=2048)
+    for stream, piece in feeds:
+        kept.feed(stream, piece)
+    completed = _completed(feeds)
+    shown = kept.text().splitlines(keepends=True)
+    assert shown[-1] == completed[-1]
+    assert 10 < len(shown) < 100
+    whole = set(completed)
+    assert all(line in whole for line in shown)  # no line cut at its start
+    positions = [completed.index(line) for line in shown]
+    assert positions == sorted(positions)  # in the order their ends arrived
