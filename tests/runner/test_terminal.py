@@ -9,20 +9,26 @@ the run never ended.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import pty
 import select
 import signal
+import struct
 import sys
+import termios
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 PY = sys.executable
 
 
+Answer = bytes | Callable[[int], None]  # typed, or done to the terminal (given its fd)
+
+
 def _in_terminal(
-    args: Sequence[str], typing: Sequence[tuple[bytes, bytes]], timeout: float = 20.0
+    args: Sequence[str], typing: Sequence[tuple[bytes, Answer]], timeout: float = 20.0
 ) -> tuple[int | None, bytes]:
     """Run ``gpudoctor run ARGS`` on a new terminal; type each answer once its prompt shows.
 
@@ -44,7 +50,11 @@ def _in_terminal(
                 with contextlib.suppress(OSError):
                     shown += os.read(master, 65536)
             if pending and pending[0][0] in shown:
-                os.write(master, pending.pop(0)[1])
+                answer = pending.pop(0)[1]
+                if callable(answer):
+                    answer(master)
+                else:
+                    os.write(master, answer)
             done, status = os.waitpid(pid, os.WNOHANG)
             if done:
                 code = os.waitstatus_to_exitcode(status)
@@ -112,3 +122,22 @@ def test_a_job_stopped_from_the_keyboard_is_not_left_stopped() -> None:
     )
     assert code == 0
     assert b"hello ADA" in shown
+
+
+_WAITS_FOR_WIDTH = (
+    "import os, time\n"
+    "print('ready', os.get_terminal_size(1).columns, flush=True)\n"
+    "while os.get_terminal_size(1).columns != 123:\n"
+    "    time.sleep(0.02)\n"
+    "print('now', os.get_terminal_size(1).columns, 'columns', flush=True)\n"
+)
+
+
+def _resize(master: int) -> None:
+    fcntl.ioctl(master, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 123, 0, 0))
+
+
+def test_the_job_sees_the_terminal_resized() -> None:
+    code, shown = _in_terminal(["--", PY, "-c", _WAITS_FOR_WIDTH], [(b"ready", _resize)])
+    assert code == 0
+    assert b"now 123 columns" in shown

@@ -164,10 +164,15 @@ def _is_terminal(fd: int) -> bool:
         return False
 
 
-def _copy_window_size(source_fd: int, target_fd: int) -> None:
-    with contextlib.suppress(OSError):
+def _copy_window_size(source_fd: int, target_fd: int, known: bytes | None = None) -> bytes | None:
+    """Give ``target_fd`` the window size of ``source_fd`` unless it is ``known``; the size."""
+    try:
         size = fcntl.ioctl(source_fd, termios.TIOCGWINSZ, struct.pack("HHHH", 0, 0, 0, 0))
-        fcntl.ioctl(target_fd, termios.TIOCSWINSZ, size)
+        if size != known:
+            fcntl.ioctl(target_fd, termios.TIOCSWINSZ, size)
+    except OSError:
+        return known
+    return size
 
 
 def _output_ends(fd: int, use_pty: bool) -> tuple[int, int, int]:
@@ -226,6 +231,7 @@ class Child:
         self._readers: dict[int, int] = {}  # our end → stream number (1 or 2)
         self._full: dict[int, int] = {}  # our end → a read this large: read again at once
         self._terminals: set[int] = set()  # our ends that are pseudo-terminals
+        self._sizes: dict[int, bytes | None] = {}  # their window sizes, as last set
         child_ends = []
         try:
             for number, fd in zip((1, 2), out_fds, strict=True):
@@ -306,6 +312,7 @@ class Child:
                 now = time.monotonic()
                 if drain_until is None and (exit_fd in ready or now >= next_poll):
                     next_poll = now + POLL_EVERY_S
+                    self._follow_window_sizes()
                     stopped_by = stop_signal(self.pid)
                     if stopped_by is not None:
                         self.terminal.follow_stop(self.pid, stopped_by)
@@ -339,6 +346,16 @@ class Child:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         return ChildExit(returncode, self.started_at, ended_at)
+
+    def _follow_window_sizes(self) -> None:
+        """Resize the job's pseudo-terminals when gpudoctor's terminal was resized.
+
+        The job may not be told (the resize signal goes to the terminal's foreground group)
+        and gpudoctor may not be either, so the sizes are compared at each poll.
+        """
+        for ours in self._terminals:
+            target = self.out_fds[self._readers[ours] - 1]
+            self._sizes[ours] = _copy_window_size(target, ours, self._sizes.get(ours))
 
     def _copy(self, fd: int) -> int:
         """Copy what is ready on ``fd``; how many bytes, or -1 at its end.
