@@ -8,7 +8,7 @@ import signal
 import pytest
 
 from gpudoctor.report import GpuReading, RunSample
-from gpudoctor.runner.child import ChildExit, KeptOutput
+from gpudoctor.runner.child import TRIM_FROM, ChildExit, KeptOutput
 from gpudoctor.runner.exit_status import exit_facts, parse_signal
 from gpudoctor.runner.sampler import Timeline
 from gpudoctor.runner.timeline import steady_growth, timeline_facts
@@ -22,7 +22,7 @@ def test_kept_output_holds_the_last_lines_of_both_streams_without_mixing_them() 
     kept.feed(2, b"err line\n")
     kept.feed(1, b"o\nthree\nfour\n")
     assert kept.text() == "two\nthree\nfour\n"
-    assert kept.lines_seen == 5
+    assert kept.bytes_seen == 28
 
 
 def test_kept_output_stays_bounded_in_bytes() -> None:
@@ -151,12 +151,14 @@ def _completed(feeds: list[tuple[int, bytes]]) -> list[str]:
 
 
 def test_kept_output_keeps_the_last_lines_whole_however_the_streams_interleave() -> None:
-    feeds = _interleaved_feeds(seed=5, lines=3000)
+    feeds = _interleaved_feeds(seed=5, lines=40_000)
     kept = KeptOutput(keep_lines=40)
     for stream, piece in feeds:
         kept.feed(stream, piece)
     completed = _completed(feeds)
-    assert kept.lines_seen == len(completed) == 6000
+    assert len(completed) == 80_000
+    assert kept.bytes_seen == sum(len(piece) for _stream, piece in feeds) > 2 * TRIM_FROM
+    assert kept.held_bytes < 2 * TRIM_FROM  # trimmed by lines, well below max_bytes
     assert kept.text() == "".join(completed[-40:])
 
 

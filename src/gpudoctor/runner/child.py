@@ -40,6 +40,8 @@ IDLE_WAIT_S = 0.05
 POLL_EVERY_S = 0.1
 MAX_KEPT_BYTES = 16 * 1024 * 1024
 """However many lines are asked for, the kept output never holds more than this."""
+TRIM_FROM = 1 << 20
+"""The kept output is trimmed to the lines asked for once it holds this much (or more)."""
 MAX_PARTIAL = 65536
 """A line without its newline yet (a progress bar) is kept to its last this many bytes."""
 DRAIN_SECONDS = 0.5
@@ -54,12 +56,23 @@ _NEW_GROUP: dict[str, Any] = (
 )
 
 
+@dataclass(slots=True)
+class _Chunk:
+    """One read of one stream, as it came; its newlines counted only when needed."""
+
+    stream: int
+    data: bytes
+    newlines: int | None = None
+
+
 class KeptOutput:
     """The last ``keep_lines`` lines of both streams, in arrival order, bounded in bytes.
 
-    Feeding is cheap however chatty the child: a chunk is stored as it was read, with its
-    count of newlines (counted in C), in a bounded deque; it is split into lines only when
-    :meth:`text` is called. Each stream's lines are put back together separately there, so
+    Feeding costs nothing per line however chatty the child: a chunk is stored as it was
+    read in a deque. Only once the deque holds :data:`TRIM_FROM` bytes (or four times what
+    the last trimming kept) are its newest chunks' newlines counted, enough for the lines
+    asked for, and the older chunks dropped uncounted. Lines are split out only when
+    :meth:`text` is called; each stream's lines are put back together separately there, so
     the two streams never mix within a line. A stream's output that has no newline yet (a
     progress bar redrawn with ``\\r``) waits in its own buffer, kept to its last
     :data:`MAX_PARTIAL` bytes.
@@ -69,55 +82,61 @@ class KeptOutput:
         """Keep at most ``keep_lines`` lines and about ``max_bytes`` bytes."""
         self.keep_lines = keep_lines
         self.max_bytes = max_bytes
-        self._chunks: deque[tuple[int, bytes, int]] = deque()  # (stream, bytes, newlines)
-        self._newlines = 0
+        self._chunks: deque[_Chunk] = deque()
         self._bytes = 0
+        self._trim_at = min(max_bytes, TRIM_FROM)
         self._partial: dict[int, bytes] = {}
         self._ragged: set[int] = set()  # streams whose first kept line lost its start
-        self.lines_seen = 0
         self.bytes_seen = 0
 
     def feed(self, stream: int, data: bytes) -> None:
         """Add what ``stream`` (1 or 2) wrote."""
         self.bytes_seen += len(data)
-        count = data.count(b"\n")
-        if not count:
+        if b"\n" not in data:
             self._partial[stream] = (self._partial.get(stream, b"") + data)[-MAX_PARTIAL:]
             return
         pending = self._partial.pop(stream, None)
         if pending:
-            self._append(stream, pending, 0)
-        self.lines_seen += count
-        self._append(stream, data, count)
-
-    def _append(self, stream: int, data: bytes, count: int) -> None:
-        self._chunks.append((stream, data, count))
-        self._newlines += count
+            self._chunks.append(_Chunk(stream, pending, 0))
+            self._bytes += len(pending)
+        self._chunks.append(_Chunk(stream, data))
         self._bytes += len(data)
+        if self._bytes > self._trim_at:
+            self._trim()
+
+    def _trim(self) -> None:
+        """Drop the chunks older than the lines asked for (or than ``max_bytes``)."""
         # A line more than asked is kept per stream: the first one may have lost its start.
         enough = self.keep_lines + 2
-        while len(self._chunks) > 1:
-            first_stream, first, first_count = self._chunks[0]
-            if self._newlines - first_count < enough and self._bytes <= self.max_bytes:
+        lines = size = keep = 0
+        for chunk in reversed(self._chunks):
+            if lines >= enough or (keep and size + len(chunk.data) > self.max_bytes):
                 break
-            self._chunks.popleft()
-            self._newlines -= first_count
-            self._bytes -= len(first)
-            if first.endswith(b"\n"):
-                self._ragged.discard(first_stream)
+            if chunk.newlines is None:
+                chunk.newlines = chunk.data.count(b"\n")
+            lines += chunk.newlines
+            size += len(chunk.data)
+            keep += 1
+        while len(self._chunks) > keep:
+            first = self._chunks.popleft()
+            self._bytes -= len(first.data)
+            if first.data.endswith(b"\n"):
+                self._ragged.discard(first.stream)
             else:
-                self._ragged.add(first_stream)
+                self._ragged.add(first.stream)
+        self._trim_at = min(self.max_bytes, max(TRIM_FROM, 4 * self._bytes))
 
     def text(self) -> str:
         """The kept lines (and any unfinished ones) as text; invalid UTF-8 replaced."""
         carry: dict[int, bytes] = {}
         drop_first = set(self._ragged)
         pieces: list[bytes] = []
-        for stream, data, count in self._chunks:
-            if not count:
+        for chunk in self._chunks:
+            stream, data = chunk.stream, chunk.data
+            end = data.rfind(b"\n") + 1
+            if not end:
                 carry[stream] = carry.get(stream, b"") + data
                 continue
-            end = data.rfind(b"\n") + 1
             block = carry.pop(stream, b"") + data[:end]
             if stream in drop_first:
                 drop_first.discard(stream)
