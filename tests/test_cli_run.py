@@ -18,10 +18,11 @@ from click.testing import CliRunner
 
 from gpudoctor.cli.app import main
 from gpudoctor.pipeline import LogInput, diagnose
+from gpudoctor.report import GpuReading
 from gpudoctor.rulebook.book import load_rulebook
+from gpudoctor.runner.child import TRIM_FROM
 from gpudoctor.runner.exit_status import exit_facts
 from gpudoctor.runner.job import JobSettings, run_job
-from gpudoctor.runner.sampler import GpuReading
 from gpudoctor.runner.timeline import timeline_facts
 
 GIB = 1 << 30
@@ -88,6 +89,20 @@ def test_a_pytorch_oom_is_diagnosed_after_the_output(tmp_path: Path) -> None:
     assert data["facts"]["exit_reporter"] == "gpudoctor run"
     assert data["facts"]["run_gpu_sampled"] is True
     assert data["facts"]["run_gpu_memory_total_bytes"] > 0
+    assert data["timeline"]
+    assert len(data["timeline"][0]["gpus"]) == 8
+
+
+def test_a_markdown_report_shows_the_timeline_as_a_chart(tmp_path: Path) -> None:
+    report = tmp_path / "report.md"
+    code = f"import sys, time; time.sleep(0.5); print({OOM_LINE!r}); sys.exit(1)"
+    done = _run("--report", str(report), "--", PY, "-c", code)
+    assert done.returncode == 1
+    text = report.read_text()
+    assert text.startswith("## gpudoctor report")
+    assert "### Timeline" in text
+    chart = text.split("### Timeline")[1]
+    assert [f"GPU {n} memory" in chart for n in range(8)] == [True] * 8
 
 
 def test_a_child_killed_by_sigkill_exits_137_and_is_named() -> None:
@@ -192,8 +207,8 @@ def test_a_chatty_child_is_kept_in_bounded_memory() -> None:
             out_fds=(sink.fileno(), sink.fileno()),
         )
     assert outcome.exit.exit_code == 0
-    assert outcome.kept.lines_seen == 10**6
-    assert outcome.kept.held_bytes < 256 * 1024
+    assert outcome.kept.bytes_seen == sum(len(f"line {i}\n") for i in range(10**6))
+    assert outcome.kept.held_bytes < 2 * TRIM_FROM  # of about 6.9 MB printed
     lines = outcome.kept.text().splitlines()
     assert lines[-1] == "line 999999"
     assert len(lines) == 100
@@ -252,3 +267,26 @@ def test_explain_takes_a_signal_by_name() -> None:
     assert "SIGSEGV" in result.output
     refused = runner.invoke(main, ["explain", "--signal", "NOPE", "-"], input="x\n")
     assert refused.exit_code == 2
+
+
+def test_sigterm_reaches_a_job_that_was_stopped() -> None:
+    process = _start(_WAITS_FOR_SIGINT.replace("SIGINT", "SIGTERM"))
+    job = _job_of(process.pid)
+    try:
+        os.kill(job, signal.SIGSTOP)  # someone else stopped it (a debugger, a scheduler)
+        time.sleep(0.3)
+        process.send_signal(signal.SIGTERM)
+        out, _err = process.communicate(timeout=15)
+    finally:
+        if process.poll() is None:
+            os.kill(job, signal.SIGKILL)
+            process.kill()
+            process.wait()
+    assert out == "child got SIGTERM\n"
+    assert process.returncode == 3
+
+
+def _job_of(pid: int) -> int:
+    """The pid of gpudoctor's child (the job), once it has started."""
+    with open(f"/proc/{pid}/task/{pid}/children") as children:
+        return int(children.read().split()[0])

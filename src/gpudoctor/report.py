@@ -199,6 +199,52 @@ class JobSummary:
 
 
 @dataclass(frozen=True)
+class GpuReading:
+    """One GPU at one moment of a ``gpudoctor run`` job. ``None``: that value could not be read."""
+
+    index: int
+    memory_used_bytes: int | None = None
+    memory_total_bytes: int | None = None
+    utilization_pct: int | None = None
+    temperature_c: int | None = None
+    power_w: float | None = None
+    clock_event_reasons: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "index": self.index,
+            "memory_used_bytes": self.memory_used_bytes,
+            "memory_total_bytes": self.memory_total_bytes,
+            "utilization_pct": self.utilization_pct,
+            "temperature_c": self.temperature_c,
+            "power_w": self.power_w,
+            "clock_event_reasons": list(self.clock_event_reasons),
+        }
+
+
+@dataclass(frozen=True)
+class RunSample:
+    """The machine ``t`` seconds after a ``gpudoctor run`` job started (one timeline point)."""
+
+    t: float
+    gpus: tuple[GpuReading, ...] = ()
+    tree_rss_bytes: int | None = None
+    host_available_bytes: int | None = None
+    host_total_bytes: int | None = None
+    swap_free_bytes: int | None = None
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "t": self.t,
+            "gpus": [g.to_dict() for g in self.gpus],
+            "tree_rss_bytes": self.tree_rss_bytes,
+            "host_available_bytes": self.host_available_bytes,
+            "host_total_bytes": self.host_total_bytes,
+            "swap_free_bytes": self.swap_free_bytes,
+        }
+
+
+@dataclass(frozen=True)
 class Report:
     """Everything one run of ``explain`` or ``diagnose`` concluded."""
 
@@ -210,6 +256,8 @@ class Report:
     """Set when the inputs came from several ranks or nodes."""
     fact_nodes: Mapping[str, str] = field(default_factory=dict)
     """With several snapshots: the node each fact was taken from."""
+    timeline: tuple[RunSample, ...] = ()
+    """The samples of a ``gpudoctor run`` job, oldest first (empty for other commands)."""
 
     @property
     def causes(self) -> tuple[Diagnosis, ...]:
@@ -217,7 +265,7 @@ class Report:
         return tuple(d for d in self.diagnoses if d.is_cause)
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        data: dict[str, object] = {
             "schema": REPORT_SCHEMA,
             "gpudoctor": self.version,
             "inputs": [i.to_dict() for i in self.inputs],
@@ -226,3 +274,6 @@ class Report:
             **({"job": self.job.to_dict()} if self.job is not None else {}),
             **({"fact_nodes": dict(sorted(self.fact_nodes.items()))} if self.fact_nodes else {}),
         }
+        if self.timeline:
+            data["timeline"] = [s.to_dict() for s in self.timeline]
+        return data

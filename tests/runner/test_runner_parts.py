@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import signal
 
 import pytest
 
-from gpudoctor.runner.child import ChildExit, KeptOutput
+from gpudoctor.report import GpuReading, RunSample
+from gpudoctor.runner.child import TRIM_FROM, ChildExit, KeptOutput
 from gpudoctor.runner.exit_status import exit_facts, parse_signal
-from gpudoctor.runner.sampler import GpuReading, Sample, Timeline
+from gpudoctor.runner.sampler import Timeline
 from gpudoctor.runner.timeline import steady_growth, timeline_facts
 
 GIB = 1 << 30
@@ -20,7 +22,7 @@ def test_kept_output_holds_the_last_lines_of_both_streams_without_mixing_them() 
     kept.feed(2, b"err line\n")
     kept.feed(1, b"o\nthree\nfour\n")
     assert kept.text() == "two\nthree\nfour\n"
-    assert kept.lines_seen == 5
+    assert kept.bytes_seen == 28
 
 
 def test_kept_output_stays_bounded_in_bytes() -> None:
@@ -65,9 +67,9 @@ def test_parse_signal_refuses_what_is_not_a_signal(text: str) -> None:
         parse_signal(text)
 
 
-def _gpu_sample(t: float, used_gib: float, reasons: tuple[str, ...] = ()) -> Sample:
+def _gpu_sample(t: float, used_gib: float, reasons: tuple[str, ...] = ()) -> RunSample:
     gpu = GpuReading(0, int(used_gib * GIB), 80 * GIB, 90, 70, 300.0, reasons)
-    return Sample(t=t, gpus=(gpu,), tree_rss_bytes=GIB, host_available_bytes=60 * GIB,
+    return RunSample(t=t, gpus=(gpu,), tree_rss_bytes=GIB, host_available_bytes=60 * GIB,
                   host_total_bytes=64 * GIB, swap_free_bytes=0)  # fmt: skip
 
 
@@ -114,9 +116,62 @@ def test_timeline_facts_name_the_last_seconds() -> None:
 
 def test_timeline_facts_without_gpus_say_nothing_about_them() -> None:
     timeline = Timeline()
-    timeline.add(Sample(t=0.0, tree_rss_bytes=GIB, host_total_bytes=4 * GIB))
+    timeline.add(RunSample(t=0.0, tree_rss_bytes=GIB, host_total_bytes=4 * GIB))
     facts = timeline_facts(timeline, duration_s=1.0, gpu_sampled=False)
     assert facts["run_gpu_memory_peak_bytes"] is None
     assert facts["run_gpu_memory_growing"] is None
     assert facts["run_gpu_thermal_throttle_last"] is None
     assert facts["run_tree_rss_limit_ratio"] == 0.25
+
+
+def _interleaved_feeds(seed: int, lines: int) -> list[tuple[int, bytes]]:
+    """Both streams' lines cut at random places, the pieces of the two streams interleaved."""
+    rng = random.Random(seed)
+    queues: dict[int, list[bytes]] = {}
+    for stream, name in ((1, "out"), (2, "err")):
+        data = "".join(f"{name} line {n} {'x' * rng.randint(0, 40)}\n" for n in range(lines))
+        cuts = sorted(rng.sample(range(1, len(data)), lines // 2))
+        raw = data.encode()
+        queues[stream] = [raw[a:b] for a, b in zip([0, *cuts], [*cuts, len(raw)], strict=True)]
+    feeds = []
+    while queues[1] or queues[2]:
+        stream = rng.choice([s for s in (1, 2) if queues[s]])
+        feeds.append((stream, queues[stream].pop(0)))
+    return feeds
+
+
+def _completed(feeds: list[tuple[int, bytes]]) -> list[str]:
+    """Each line of either stream, in the order its end arrived."""
+    pending = {1: b"", 2: b""}
+    done: list[str] = []
+    for stream, piece in feeds:
+        *lines, pending[stream] = (pending[stream] + piece).split(b"\n")
+        done += [line.decode() + "\n" for line in lines]
+    return done
+
+
+def test_kept_output_keeps_the_last_lines_whole_however_the_streams_interleave() -> None:
+    feeds = _interleaved_feeds(seed=5, lines=40_000)
+    kept = KeptOutput(keep_lines=40)
+    for stream, piece in feeds:
+        kept.feed(stream, piece)
+    completed = _completed(feeds)
+    assert len(completed) == 80_000
+    assert kept.bytes_seen == sum(len(piece) for _stream, piece in feeds) > 2 * TRIM_FROM
+    assert kept.held_bytes < 2 * TRIM_FROM  # trimmed by lines, well below max_bytes
+    assert kept.text() == "".join(completed[-40:])
+
+
+def test_kept_output_bounded_in_bytes_drops_a_line_that_lost_its_start() -> None:
+    feeds = _interleaved_feeds(seed=8, lines=3000)
+    kept = KeptOutput(keep_lines=100_000, max_bytes=2048)
+    for stream, piece in feeds:
+        kept.feed(stream, piece)
+    completed = _completed(feeds)
+    shown = kept.text().splitlines(keepends=True)
+    assert shown[-1] == completed[-1]
+    assert 10 < len(shown) < 100
+    whole = set(completed)
+    assert all(line in whole for line in shown)  # no line cut at its start
+    positions = [completed.index(line) for line in shown]
+    assert positions == sorted(positions)  # in the order their ends arrived

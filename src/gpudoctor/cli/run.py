@@ -9,6 +9,7 @@ its death (kernel log since its start), its exit status and the facts of its tim
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shlex
 import sys
@@ -22,7 +23,6 @@ import click
 from gpudoctor.cli.app import EXIT_USAGE, fail, load_book
 from gpudoctor.cli.output import use_colour, write_file
 from gpudoctor.errors import GpudoctorError
-from gpudoctor.pipeline import LogInput, diagnose
 
 if TYPE_CHECKING:
     from gpudoctor.report import Report
@@ -62,7 +62,8 @@ KERNEL_LOG_MARGIN_S = 5.0
     "--report",
     "report_path",
     type=click.Path(dir_okay=False, path_type=Path),
-    help="Write the JSON report (with the timeline's facts) to FILE when diagnosing.",
+    help="Write the report with the timeline to FILE when diagnosing: JSON, or Markdown "
+    "with a chart per GPU when FILE ends in .md.",
 )
 @click.option("--always", is_flag=True, help="Diagnose even when the job succeeds.")
 @click.option(
@@ -99,8 +100,10 @@ def run(
 
     On a failure, print the diagnosis on standard error after the job's output:
     `gpudoctor run -- python train.py --epochs 10`. While the job runs, GPU memory,
-    temperature and throttling, and the memory of the job's processes are sampled; Ctrl-C,
-    SIGTERM and SIGHUP are passed on to the job (a second Ctrl-C kills it).
+    temperature and throttling, and the memory of the job's processes are sampled. SIGINT,
+    SIGTERM and SIGHUP sent to gpudoctor are passed on to the job (a second SIGINT kills
+    it); in a terminal, the keyboard reaches the job as without gpudoctor (what is typed,
+    Ctrl-C, Ctrl-Z).
     """
     from gpudoctor.runner.job import JobSettings, run_job
 
@@ -123,7 +126,7 @@ def run(
             click.echo(f"gpudoctor: {note}", err=True)
         _print_diagnosis(report, command, outcome, color, verbose)
         if report_path is not None:
-            _write_json(report, report_path)
+            _write_report(report, report_path)
     elif verbose:
         for note in outcome.notes:
             click.echo(f"gpudoctor: {note}", err=True)
@@ -143,6 +146,7 @@ def _open_log(path: Path | None) -> BinaryIO | None:
 def _diagnose(
     command: tuple[str, ...], outcome: JobOutcome, rule_dirs: tuple[Path, ...], verbose: bool
 ) -> Report:
+    from gpudoctor.pipeline import LogInput, diagnose
     from gpudoctor.runner.exit_status import exit_facts
     from gpudoctor.runner.timeline import timeline_facts
 
@@ -161,7 +165,8 @@ def _diagnose(
     kept = outcome.kept.text()
     # A job that printed nothing leaves no log to read, which is no warning worth showing.
     logs = [LogInput.from_text(f"output of {command_text(command)}", kept)] if kept else []
-    return diagnose(book, logs, snapshot, "after the run", observed_facts=observed)
+    report = diagnose(book, logs, snapshot, "after the run", observed_facts=observed)
+    return dataclasses.replace(report, timeline=tuple(outcome.timeline.samples()))
 
 
 def _snapshot_since(started_at: float) -> Snapshot | None:
@@ -195,10 +200,12 @@ def _print_diagnosis(
     click.echo(text, err=True, nl=False, color=colour)
 
 
-def _write_json(report: Report, path: Path) -> None:
+def _write_report(report: Report, path: Path) -> None:
+    """JSON, or Markdown (redacted, as ``explain --format markdown``) for a ``.md`` file."""
     from gpudoctor.render.registry import REPORT, RenderOptions, get_renderer
 
-    text = get_renderer(REPORT, "json").render(report, RenderOptions()).plain()
+    kind = "markdown" if path.suffix.lower() in (".md", ".markdown") else "json"
+    text = get_renderer(REPORT, kind).render(report, RenderOptions()).plain()
     try:
         write_file(path, text)
     except GpudoctorError as exc:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from gpudoctor.render.chart import WIDTH, timeline_chart
 from gpudoctor.render.escape import autolink, code_span, fence, inline, prose
 from gpudoctor.render.job_wording import consequence_line, job_lines, who
 from gpudoctor.render.redact import redact
-from gpudoctor.report import Report
+from gpudoctor.report import Report, RunSample
 
 
 def render_markdown(report: Report, *, redact_output: bool = True) -> str:
@@ -70,6 +73,7 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
     if hints:
         lines += ["", "### Hints", ""]
         lines += [f"- **{inline(h.title)}**: {prose(clean(h.summary))}" for h in hints]
+    lines += timeline_section(report.timeline)
     if redact_output:
         lines += ["", "<sub>User names, hosts, addresses, tokens and GPU UUIDs redacted.</sub>"]
     return "\n".join(lines) + "\n"
@@ -78,3 +82,23 @@ def render_markdown(report: Report, *, redact_output: bool = True) -> str:
 def _on(node: str | None) -> str:
     """`` (on node-b)`` after a fact taken from one node's snapshot of several."""
     return f" (on {node})" if node else ""
+
+
+def timeline_section(samples: Sequence[RunSample]) -> list[str]:
+    """The ``gpudoctor run`` timeline as a small chart per GPU (none without samples)."""
+    chart = timeline_chart(samples)
+    if not chart:
+        return []
+    seconds = samples[-1].t - samples[0].t
+    step = seconds / min(WIDTH, len(samples))
+    return [
+        "",
+        "### Timeline",
+        "",
+        f"Sampled while the job ran: {len(samples)} samples over {seconds:.0f} s, one "
+        f"character for about {step:.1f} s showing the highest value in it. Memory is drawn "
+        "from 0 to its limit (a full block is a full GPU), temperature from its lowest to its "
+        "highest reading.",
+        "",
+        *fence(chart),
+    ]

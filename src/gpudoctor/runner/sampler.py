@@ -3,10 +3,11 @@
 A :class:`Sampler` thread reads, every ``interval`` seconds, each GPU through the same NVML
 access as ``gpudoctor snapshot`` (:func:`~gpudoctor.snapshot.gpus.read_telemetry` over the
 :class:`~gpudoctor.snapshot.source.MachineSource` ``GPUDOCTOR_FAKE_NVML`` may replace), the
-resident memory of the job's whole process tree and the host's available memory and free
-swap (psutil). Samples go to a :class:`Timeline`, whose memory is bounded however long the
-run: once it is full, every other sample of its older part is dropped, while running peaks
-are kept exactly. Without NVML the sampler still records memory, and says why once.
+resident memory of the job's whole process tree (:mod:`~gpudoctor.runner.proctree`) and the
+host's available memory and free swap (psutil). Samples go to a :class:`Timeline`, whose
+memory is bounded however long the run: once it is full, every other sample of its older
+part is dropped, while running peaks are kept exactly. Without NVML the sampler still
+records memory, and says why once.
 """
 
 from __future__ import annotations
@@ -14,41 +15,17 @@ from __future__ import annotations
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
 from typing import Protocol
 
 import psutil
 
+from gpudoctor.report import GpuReading, RunSample
+from gpudoctor.runner.proctree import process_tree_rss
 from gpudoctor.snapshot.model import NVML_OK
 
 DEFAULT_CAPACITY = 512
 RECENT = 64
 """The newest samples, never downsampled: the last seconds before a death stay exact."""
-
-
-@dataclass(frozen=True)
-class GpuReading:
-    """One GPU at one moment. ``None``: that value could not be read."""
-
-    index: int
-    memory_used_bytes: int | None = None
-    memory_total_bytes: int | None = None
-    utilization_pct: int | None = None
-    temperature_c: int | None = None
-    power_w: float | None = None
-    clock_event_reasons: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class Sample:
-    """The machine at ``t`` seconds after the job started."""
-
-    t: float
-    gpus: tuple[GpuReading, ...] = ()
-    tree_rss_bytes: int | None = None
-    host_available_bytes: int | None = None
-    host_total_bytes: int | None = None
-    swap_free_bytes: int | None = None
 
 
 class GpuProbe(Protocol):
@@ -110,22 +87,6 @@ def open_gpu_probe(env: Mapping[str, str] | None = None) -> tuple[GpuProbe | Non
     return NvmlProbe(session, count), None
 
 
-def process_tree_rss(pid: int) -> int | None:
-    """Resident memory of ``pid`` and all its descendants, in bytes (``None`` once gone)."""
-    try:
-        root = psutil.Process(pid)
-        processes = [root, *root.children(recursive=True)]
-    except (psutil.NoSuchProcess, psutil.AccessDenied):
-        return None
-    total = 0
-    for process in processes:
-        try:
-            total += process.memory_info().rss
-        except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
-            continue
-    return total
-
-
 def host_memory() -> tuple[int | None, int | None, int | None]:
     """(available, total, free swap) of the host in bytes."""
     try:
@@ -149,13 +110,13 @@ class Timeline:
             raise ValueError("capacity must be at least twice recent")
         self.capacity = capacity
         self.recent = recent
-        self._samples: list[Sample] = []
+        self._samples: list[RunSample] = []
         self.count = 0
         self.gpu_peaks: dict[int, GpuReading] = {}
         self.rss_peak_bytes: int | None = None
         self._lock = threading.Lock()
 
-    def add(self, sample: Sample) -> None:
+    def add(self, sample: RunSample) -> None:
         """Record a sample (thread-safe)."""
         with self._lock:
             self.count += 1
@@ -172,7 +133,7 @@ class Timeline:
                 old = self._samples[: -self.recent]
                 self._samples = [*old[::2], *self._samples[-self.recent :]]
 
-    def samples(self) -> list[Sample]:
+    def samples(self) -> list[RunSample]:
         """A copy of the samples kept, oldest first."""
         with self._lock:
             return list(self._samples)
@@ -190,8 +151,14 @@ class Sampler(threading.Thread):
         tree_rss: Callable[[int], int | None] = process_tree_rss,
         host: Callable[[], tuple[int | None, int | None, int | None]] = host_memory,
         clock: Callable[[], float] = time.monotonic,
+        open_gpus: Callable[[], tuple[GpuProbe | None, str | None]] | None = None,
     ) -> None:
-        """Sample the tree of ``pid``, the host and ``gpus`` (``None``: no GPU readings)."""
+        """Sample the tree of ``pid``, the host and ``gpus`` (``None``: no GPU readings).
+
+        ``open_gpus`` (when ``gpus`` is ``None``) opens the probe in the thread, before the
+        first sample: the job does not wait for NVML to start. When it gives no probe, its
+        reason is :attr:`gpu_missing`.
+        """
         super().__init__(name="gpudoctor-sampler", daemon=True)
         self.pid = pid
         self.interval = interval
@@ -202,14 +169,16 @@ class Sampler(threading.Thread):
         self._clock = clock
         self._start = clock()
         self._stopped = threading.Event()
+        self._open_gpus = open_gpus
         self.cpu_seconds = 0.0
         self.error: str | None = None
+        self.gpu_missing: str | None = None
 
-    def sample_once(self) -> Sample:
+    def sample_once(self) -> RunSample:
         """Take one sample now and record it."""
         gpus = self.gpus.read() if self.gpus is not None else ()
         available, total, swap_free = self._host()
-        sample = Sample(
+        sample = RunSample(
             t=round(self._clock() - self._start, 3),
             gpus=gpus,
             tree_rss_bytes=self._tree_rss(self.pid),
@@ -222,6 +191,13 @@ class Sampler(threading.Thread):
 
     def run(self) -> None:
         """Sample until stopped; an unexpected error ends the sampling, never the job."""
+        if self._open_gpus is not None and self.gpus is None:
+            began = time.thread_time()
+            try:
+                self.gpus, self.gpu_missing = self._open_gpus()
+            except Exception as exc:  # no telemetry is no reason to disturb the job
+                self.gpu_missing = f"{type(exc).__name__}: {exc}"
+            self.cpu_seconds += time.thread_time() - began
         while True:
             began = time.thread_time()
             try:

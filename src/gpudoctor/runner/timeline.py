@@ -21,7 +21,8 @@ from typing import TYPE_CHECKING
 from gpudoctor.facts.spec import FactSpec
 
 if TYPE_CHECKING:  # the registry imports FACTS: keep psutil and threads out of it
-    from gpudoctor.runner.sampler import Sample, Timeline
+    from gpudoctor.report import RunSample
+    from gpudoctor.runner.sampler import Timeline
 
 LAST_WINDOW_S = 10.0
 WARMUP_FRACTION = 0.2
@@ -77,11 +78,11 @@ def _ratio(part: int | None, whole: int | None) -> float | None:
     return round(part / whole, 4)
 
 
-def _last_window(samples: Sequence[Sample], end_t: float) -> list[Sample]:
+def _last_window(samples: Sequence[RunSample], end_t: float) -> list[RunSample]:
     return [s for s in samples if s.t >= end_t - LAST_WINDOW_S] or list(samples[-1:])
 
 
-def gpu_series(samples: Sequence[Sample]) -> dict[int, list[tuple[int, int | None]]]:
+def gpu_series(samples: Sequence[RunSample]) -> dict[int, list[tuple[int, int | None]]]:
     """Per GPU index: (memory used, total) of each sample that read it, oldest first."""
     series: dict[int, list[tuple[int, int | None]]] = {}
     for sample in samples:
@@ -135,7 +136,7 @@ def timeline_facts(
     return facts
 
 
-def _gpu_memory_facts(timeline: Timeline, samples: Sequence[Sample]) -> dict[str, object]:
+def _gpu_memory_facts(timeline: Timeline, samples: Sequence[RunSample]) -> dict[str, object]:
     best = None
     for peak in timeline.gpu_peaks.values():
         ratio = _ratio(peak.memory_used_bytes, peak.memory_total_bytes) or 0.0
@@ -158,7 +159,7 @@ def _gpu_memory_facts(timeline: Timeline, samples: Sequence[Sample]) -> dict[str
     }
 
 
-def _gpu_last_facts(samples: Sequence[Sample], end_t: float) -> dict[str, object]:
+def _gpu_last_facts(samples: Sequence[RunSample], end_t: float) -> dict[str, object]:
     window = _last_window(samples, end_t)
     temperatures = [g.temperature_c for s in window for g in s.gpus if g.temperature_c is not None]
     reasons = sorted({r for s in window for g in s.gpus for r in g.clock_event_reasons})
@@ -171,7 +172,7 @@ def _gpu_last_facts(samples: Sequence[Sample], end_t: float) -> dict[str, object
 
 
 def _host_facts(
-    timeline: Timeline, samples: Sequence[Sample], end_t: float, cgroup_limit: int | None
+    timeline: Timeline, samples: Sequence[RunSample], end_t: float, cgroup_limit: int | None
 ) -> dict[str, object]:
     alive = [s for s in samples if s.tree_rss_bytes is not None]
     last = alive[-1] if alive else (samples[-1] if samples else None)
