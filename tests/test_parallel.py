@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 from pathlib import Path
 
 import pytest
@@ -120,3 +121,31 @@ def test_logs_scanned_in_processes_give_the_report_of_one_pass(
     two = pipeline_module.build_report(book, forked)
     assert [d.rule for d in two.diagnoses] == [d.rule for d in one.diagnoses]
     assert one.diagnoses[0].cause == "gpu_oom"
+
+
+def test_a_worker_that_dies_does_not_hang_the_run(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A worker killed (the OOM killer of the node being diagnosed) makes the items be
+    computed again in this process, instead of waiting for it forever."""
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    parent = os.getpid()
+
+    def square_or_die(n: int) -> int:
+        if n == 2 and os.getpid() != parent:
+            os.kill(os.getpid(), signal.SIGKILL)
+        return n * n
+
+    assert parallel.map_in_processes(square_or_die, [1, 2, 3], 2) == [1, 4, 9]
+
+
+def test_standard_input_is_never_handed_to_a_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker's standard input is /dev/null: a log read from stdin stays in this process."""
+    monkeypatch.setattr(parallel, "usable_cpus", lambda: 2)
+    monkeypatch.setattr(pipeline_module, "PARALLEL_BYTES", 1)
+    logs = write_rank_logs(tmp_path, ranks=2, lines=50)
+    piped = LogInput("<stdin>", lambda: open(tmp_path / "rank0.log", "rb"), kind="stdin")
+    forks: list[object] = []
+    monkeypatch.setattr(parallel, "map_in_processes", lambda *args: forks.append(args))
+    scan = scan_logs([piped, *logs], make_scanner(load_rulebook(examples=False)))
+    assert forks == [] and scan.inputs[0].lines == 51

@@ -40,17 +40,26 @@ def map_in_processes(
     function: Callable[[_Item], _Result], items: Sequence[_Item], workers: int
 ) -> list[_Result]:
     """``[function(item) for item in items]``, computed by up to ``workers`` forked
-    processes when :func:`can_fork_workers`, else in this process."""
+    processes when :func:`can_fork_workers`, else in this process.
+
+    A worker that dies (the kernel's OOM killer on the loaded node being diagnosed) does not
+    hang the run: the items are then computed again in this process.
+    """
     if workers < 2 or len(items) < 2 or not can_fork_workers():
         return [function(item) for item in items]
     import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
 
     global _task
     _task = (function, items)
     try:
         context = multiprocessing.get_context("fork")
-        with context.Pool(min(workers, len(items))) as pool:
-            return pool.map(_run_one, range(len(items)), chunksize=1)
+        # Workers are forked at the first submit, after _task is set: they inherit it.
+        with ProcessPoolExecutor(min(workers, len(items)), mp_context=context) as pool:
+            return list(pool.map(_run_one, range(len(items))))
+    except BrokenProcessPool:
+        return [function(item) for item in items]
     finally:
         _task = None
 

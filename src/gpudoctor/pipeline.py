@@ -98,10 +98,10 @@ whose literals occur in them (:meth:`~gpudoctor.logs.scanner.Scanner.keep_only_p
 looking for the literals costs less than compiling every pattern up to about this size."""
 
 
-PARALLEL_BYTES = 8 << 20
+PARALLEL_BYTES = 128 << 20
 """Several logs holding at least this many bytes in all are scanned in several processes
-(:func:`gpudoctor.parallel.map_in_processes`); below it, starting them costs more than it
-saves."""
+(:func:`gpudoctor.parallel.map_in_processes`); below it, starting them (each compiles again
+what it takes out of its sets) costs about what it saves (``bench/many_inputs.py``)."""
 
 
 def scan_logs(
@@ -111,10 +111,12 @@ def scan_logs(
 
     The first :data:`PREFILTER_BYTES` are held back until it is known whether the logs are
     short enough for the prefilter; past that, everything streams. A scanner compiled
-    already (one reused across many texts) is used as it is. Several logs of
+    already (one reused across many texts) is used as it is. Several files of
     :data:`PARALLEL_BYTES` or more in all are shared out among processes (unless
     ``parallel`` is false), one stretch of consecutive logs each, and their hits merged:
-    the result is the same. ``first_index`` is the index of ``logs[0]`` among all inputs.
+    the same events and counts, except that a pattern that saturates in one pass may be
+    counted exactly in stretches (such counts are lower bounds either way). ``first_index``
+    is the index of ``logs[0]`` among all inputs.
     """
     if parallel and not scanner.compiled and _worth_processes(logs):
         return _scan_in_processes(logs, scanner)
@@ -174,7 +176,11 @@ def scan_logs(
 
 
 def _worth_processes(logs: Sequence[LogInput]) -> bool:
-    if len(logs) < 2 or sum(log.size or 0 for log in logs) < PARALLEL_BYTES:
+    # Only inputs of known size (files, texts): standard input cannot be read by a worker,
+    # whose stdin multiprocessing points at /dev/null.
+    if len(logs) < 2 or any(log.size is None for log in logs):
+        return False
+    if sum(log.size or 0 for log in logs) < PARALLEL_BYTES:
         return False
     from gpudoctor import parallel
 
@@ -277,15 +283,22 @@ def diagnose(
     if snapshots:
         return _diagnose_nodes(book, inputs, snapshots, observed_facts)
     if snapshot is not None:
-        from gpudoctor.facts.machine import snapshot_facts
-
-        kernel = kernel_log_input(snapshot)
-        if kernel is not None:
-            inputs.append(kernel)
-        facts = snapshot_facts(snapshot)
-        extra = snapshot_inputs(snapshot, snapshot_name or "snapshot")
+        kernels, facts, extra = _snapshot_parts(snapshot, snapshot_name or "snapshot")
+        inputs.extend(kernels)
     scan = scan_logs(inputs, make_scanner(book))
     return build_report(book, scan, facts, extra, observed_facts)
+
+
+def _snapshot_parts(
+    snapshot: Snapshot, name: str, node: str | None = None
+) -> tuple[list[LogInput], Mapping[str, object], list[InputSummary]]:
+    """What a snapshot adds to a diagnosis: its kernel log as an input (none when empty),
+    its facts, and the report's lines for it and its sources."""
+    from gpudoctor.facts.machine import snapshot_facts
+
+    kernel = kernel_log_input(snapshot, node)
+    kernels = [] if kernel is None else [kernel]
+    return kernels, snapshot_facts(snapshot), snapshot_inputs(snapshot, name)
 
 
 def _diagnose_nodes(
@@ -295,17 +308,15 @@ def _diagnose_nodes(
     observed_facts: Mapping[str, object] | None,
 ) -> Report:
     """:func:`diagnose` with the snapshots of several nodes."""
-    from gpudoctor.facts.machine import snapshot_facts
     from gpudoctor.jobs.snapshots import merge_facts
 
     per_node: list[tuple[str, Mapping[str, object]]] = []
     extra: list[InputSummary] = []
     for item in snapshots:
-        kernel = kernel_log_input(item.snapshot, item.node)
-        if kernel is not None:
-            inputs.append(kernel)
-        per_node.append((item.node, snapshot_facts(item.snapshot)))
-        extra.extend(snapshot_inputs(item.snapshot, item.name))
+        kernels, facts, summaries = _snapshot_parts(item.snapshot, item.name, item.node)
+        inputs.extend(kernels)
+        per_node.append((item.node, facts))
+        extra.extend(summaries)
     facts, fact_nodes = merge_facts(per_node)
     scan = scan_logs(inputs, make_scanner(book))
     return build_report(book, scan, facts, extra, observed_facts, fact_nodes)

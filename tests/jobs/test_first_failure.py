@@ -386,3 +386,34 @@ def test_a_rank_torchrun_saw_fail_is_no_hang_even_without_its_log(
     assert job.first_failure.node == "gpu-node-01"
     text = " ".join(render_text(report, 100).plain().split())
     assert "First failure: rank 3 on gpu-node-01, its own log has the cause" in text
+
+
+def test_a_world_size_past_the_rank_bound_is_not_taken(book: RuleBook, tmp_path: Path) -> None:
+    """One NCCL line saying 30,000,000 ranks must not make the report build sets that size."""
+    files = []
+    for rank in range(2):
+        lines = [
+            f"trainer-{rank}:{900 + rank}:{950 + rank} [0] NCCL INFO comm 0x77{rank} rank {rank} "
+            "nranks 30000000 cudaDev 0 busId 1b000 - Init COMPLETE",
+            *joblogs.watchdog_timeout(rank),
+        ]
+        files.append(joblogs.write(tmp_path / f"rank{rank}.log", lines))
+    job = explain(book, files).job
+    assert job is not None and job.world_size is None and job.missing == ()
+
+
+def test_no_rank_is_called_missing_from_a_count_that_saturated(
+    book: RuleBook, tmp_path: Path
+) -> None:
+    """Past the scanner's saturation the ranks of the timed-out lines are not all seen: with
+    3,000 ranks that all timed out, none may be named as never having arrived."""
+    lines = [
+        f"{rank}: host-{rank // 8}:{2000 + rank}:{3000 + rank} [0] NCCL INFO comm 0x9{rank:04d} "
+        f"rank {rank} nranks 3000 cudaDev {rank % 8} busId 1b000 - Init COMPLETE"
+        for rank in range(3000)
+    ]
+    for rank in range(3000):
+        lines += [f"{rank}: {line}" for line in joblogs.watchdog_timeout(rank)]
+    job = explain(book, [joblogs.write(tmp_path / "job.out", lines)]).job
+    assert job is not None and job.hang
+    assert job.missing == ()

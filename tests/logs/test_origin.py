@@ -37,6 +37,10 @@ DAY = 86400
         ("epoch 3 step 120 loss 2.31", Origin()),
         ("14:02:11 starting", Origin()),
         ("Traceback (most recent call last):", Origin()),
+        # dotted exception names are not pdsh host names
+        ("cv2.error: OpenCV(4.9.0) resize.cpp:4152: error", Origin()),
+        ("urllib3.exceptions.ReadTimeoutError: read timed out", Origin()),
+        ("torch._C._distributed_c10d.DistBackendError: NCCL error", Origin()),
     ],
 )
 def test_line_origin(line: str, expected: Origin) -> None:
@@ -58,6 +62,10 @@ def test_line_origin(line: str, expected: Origin) -> None:
         ("cluster/nid001234.err", Origin(None, "nid001234")),
         ("logs/2026-11-26.log", Origin()),
         ("train.log", Origin()),
+        # a model's name and a month are not a Slurm job id and task
+        ("runs/resnet50-1.log", Origin()),
+        ("runs/run_v12_3.txt", Origin()),
+        ("logs/train-2026-11.log", Origin()),
     ],
 )
 def test_file_origin(name: str, expected: Origin) -> None:

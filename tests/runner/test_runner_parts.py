@@ -33,6 +33,38 @@ def test_kept_output_stays_bounded_in_bytes() -> None:
     assert kept.text().endswith("x" * 1000 + "\n")
 
 
+def test_a_line_split_by_a_trim_keeps_its_start() -> None:
+    """Block-buffered stdout flushes mid-line; when the chunk holding a line's start is
+    dropped by a trim, the line is still whole once the rest of it comes."""
+    kept = KeptOutput(keep_lines=5)
+    kept.feed(1, b"step 99 ok\nRuntimeError: CUDA error: an illegal memory acc")
+    for number in range(60_000):
+        kept.feed(2, f"warning {number}: {'x' * 40}\n".encode())
+    kept.feed(1, b"ess was encountered\n")
+    assert "RuntimeError: CUDA error: an illegal memory access was encountered\n" in kept.text()
+
+
+def test_kept_output_equals_the_last_lines_whatever_the_trims() -> None:
+    """Random chunks of two streams, trimmed often: the kept text is always the last lines a
+    plain reader of both streams would show."""
+    rng = random.Random(5)
+    for _ in range(300):
+        keep = rng.randint(1, 6)
+        kept = KeptOutput(keep_lines=keep, max_bytes=1 << 30)
+        kept._trim_at = 32  # trim at almost every chunk
+        partial: dict[int, bytes] = {}
+        lines: list[bytes] = []
+        for _ in range(rng.randint(1, 60)):
+            stream = rng.choice((1, 2))
+            data = bytes(rng.choice(b"ab\n") for _ in range(rng.randint(1, 12)))
+            kept.feed(stream, data)
+            *done, partial[stream] = (partial.get(stream, b"") + data).split(b"\n")
+            lines += [line + b"\n" for line in done]
+        lines += [partial[s] + b"\n" for s in sorted(partial) if partial[s]]
+        expected = b"".join(lines).decode().splitlines(keepends=True)[-keep:]
+        assert kept.text() == "".join(expected)
+
+
 def test_a_line_without_its_end_is_kept_to_its_tail() -> None:
     kept = KeptOutput(keep_lines=10)
     for step in range(10_000):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import glob
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
@@ -31,26 +31,36 @@ def log_inputs(names: Sequence[str]) -> list[LogInput]:
         if name == "-":
             inputs.append(LogInput("<stdin>", _stdin_opener, kind="stdin"))
             continue
-        path = Path(name)
-        try:
-            is_dir = path.is_dir()
-            exists = is_dir or path.exists()
-        except OSError:  # a name too long, a component not a directory: reading says why
-            is_dir = exists = False
-        if is_dir:
-            found = files_below(path)
-            if not found:
-                fail(f"{name} is a directory with no files in it", EXIT_USAGE)
-            inputs.extend(LogInput.from_path(file, str(file)) for file in found)
-        elif not exists and glob.has_magic(name):
-            matches = [Path(m) for m in sorted(glob.glob(name, recursive=True))]
-            files = [m for m in matches if m.is_file()]
-            if not files:
-                fail(f"{name}: no file matches", EXIT_USAGE)
-            inputs.extend(LogInput.from_path(file, str(file)) for file in files)
-        else:
-            inputs.append(LogInput.from_path(path, name))
+        for path, shown in resolve_files(name, ("files", "file")):
+            inputs.append(LogInput.from_path(path, shown))
     return inputs
+
+
+def resolve_files(
+    name: str, what: tuple[str, str], wanted: Callable[[Path], bool] = lambda path: True
+) -> list[tuple[Path, str]]:
+    """The files one name stands for, each with the name to show: a directory every
+    ``wanted`` file below it, a glob that matches nothing on disk as a file name the
+    ``wanted`` files it matches, anything else itself (reading it says what is wrong). A
+    directory or glob that gives none is a usage error, ``what`` naming them (plural, one)."""
+    path = Path(name)
+    try:
+        is_dir = path.is_dir()
+        exists = is_dir or path.exists()
+    except OSError:  # a name too long, a component not a directory: reading says why
+        is_dir = exists = False
+    if is_dir:
+        found = [file for file in files_below(path) if wanted(file)]
+        if not found:
+            fail(f"{name} is a directory with no {what[0]} in it", EXIT_USAGE)
+        return [(file, str(file)) for file in found]
+    if not exists and glob.has_magic(name):
+        matches = [Path(m) for m in sorted(glob.glob(name, recursive=True))]
+        files = [m for m in matches if m.is_file() and wanted(m)]
+        if not files:
+            fail(f"{name}: no {what[1]} matches", EXIT_USAGE)
+        return [(file, str(file)) for file in files]
+    return [(path, name)]
 
 
 def files_below(folder: Path) -> list[Path]:
@@ -84,23 +94,13 @@ def snapshot_files(names: Sequence[str]) -> list[Path]:
     """Snapshot files by name: a directory stands for every ``*.json`` file below it, a glob
     (``'snapshots/*.json'``) for the files it matches (one snapshot per node of a job). A
     directory or glob that gives no file is a usage error."""
-    paths: list[Path] = []
-    for name in names:
-        path = Path(name)
-        if path.is_dir():
-            found = [f for f in files_below(path) if f.suffix == ".json"]
-            if not found:
-                fail(f"{name} is a directory with no .json snapshot in it", EXIT_USAGE)
-            paths.extend(found)
-        elif not path.exists() and glob.has_magic(name):
-            matches = sorted(Path(m) for m in glob.glob(name, recursive=True))
-            files = [m for m in matches if m.is_file()]
-            if not files:
-                fail(f"{name}: no snapshot file matches", EXIT_USAGE)
-            paths.extend(files)
-        else:
-            paths.append(path)
-    return paths
+    return [
+        path
+        for name in names
+        for path, _ in resolve_files(
+            name, (".json snapshot", "snapshot file"), lambda file: file.suffix == ".json"
+        )
+    ]
 
 
 def load_snapshot_file(path: Path) -> Snapshot:

@@ -27,6 +27,7 @@ from bisect import bisect_right
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
+from gpudoctor.engine import EXPLAINER_MIN_CONFIDENCE
 from gpudoctor.jobs.pointers import (
     Pointer,
     desync_ranks,
@@ -42,8 +43,6 @@ from gpudoctor.rulebook.taxonomy import consequence_causes
 
 ROOT_ROLES = frozenset({"root", "generic", "confirmation"})
 """Roles a first failure can have (a cascade, a fallback or advice cannot)."""
-MIN_ROOT_CONFIDENCE = 0.5
-"""The engine's threshold from which a finding explains others (``EXPLAINER_MIN_CONFIDENCE``)."""
 HANG_CAUSE = "nccl_failure"
 
 
@@ -55,6 +54,9 @@ class _Placed:
     ranks: frozenset[int]
     nodes: frozenset[str]
     events: tuple[Event, ...]
+    partial: bool = False
+    """A pattern behind it saturated: past that, the scanner did not see every line's rank,
+    so ``ranks`` may lack some (never holds one that did not match)."""
 
     def earliest(self, clock: Clock, rank: int | None = None) -> Event | None:
         """Its earliest line in time (on ``rank`` when given)."""
@@ -136,7 +138,7 @@ def place_job(
         and not p.diagnosis.explained_by
         and p.diagnosis.role in ROOT_ROLES
         and p.diagnosis.cause not in consequence_causes()
-        and p.diagnosis.confidence >= MIN_ROOT_CONFIDENCE
+        and p.diagnosis.confidence >= EXPLAINER_MIN_CONFIDENCE
     ]
     first: _Placed | None = None
     failure: FirstFailure | None = None
@@ -155,12 +157,13 @@ def place_job(
     timed_out: set[int] = set()
     missing: set[int] = set()
     if first is None:
-        timed_out = {
-            r
-            for p in placed
-            if p.diagnosis.cause == HANG_CAUSE and p.diagnosis.role == "cascade"
-            for r in p.ranks
-        }
+        waiting = [
+            p for p in placed if p.diagnosis.cause == HANG_CAUSE and p.diagnosis.role == "cascade"
+        ]
+        timed_out = {r for p in waiting for r in p.ranks}
+        # Ranks of timed-out lines past the scanner's saturation were not all seen: the ranks
+        # "missing" from them would be guesses, so none are named.
+        complete = not any(p.partial for p in waiting)
         # A rank that left (a peer NCCL lost, a worker torchrun saw fail) is not a hang, whatever
         # the others then waited for; its own log, not given here, has the cause.
         named = next(iter([*peers, *pointers]), None)
@@ -171,7 +174,9 @@ def place_job(
             )
         else:
             hang = bool(timed_out)
-            failure, missing = _hang_failure(timed_out, ranks, size, desync_ranks(hits))
+            failure, missing = _hang_failure(
+                timed_out, ranks, size, desync_ranks(hits), complete=complete
+            )
             if failure is not None and failure.how == "missing":
                 failure = _with_its_log(failure, report, inputs)
     diagnoses = _ordered(placed, first)
@@ -210,6 +215,7 @@ def _place(
     rule = book.get(diagnosis.rule)
     own = [rule.pattern_key(p) for p in rule.patterns] if rule is not None else []
     ranks, nodes, events = _gather(hits, own)
+    partial = any(hits[key].saturated for key in own if key in hits)
     shown = {(e.source, e.line) for e in diagnosis.evidence if e.fact is None}
     if shown and not ranks and not nodes:
         keys = [
@@ -227,8 +233,9 @@ def _place(
         shown_keys = [key for key in keys if key.split("/", 1)[0] in folded]
         ranks, nodes, more = _gather(hits, shown_keys)
         events = events + more
+        partial = any(hits[key].saturated for key in shown_keys)
     nodes |= {fact_nodes[e.fact] for e in diagnosis.evidence if e.fact and e.fact in fact_nodes}
-    return _Placed(diagnosis, frozenset(ranks), frozenset(nodes), tuple(events))
+    return _Placed(diagnosis, frozenset(ranks), frozenset(nodes), tuple(events), partial)
 
 
 def _gather(
@@ -280,8 +287,12 @@ def _hang_failure(
     ranks: set[int],
     size: int | None,
     desync: list[Pointer],
+    *,
+    complete: bool = True,
 ) -> tuple[FirstFailure | None, set[int]]:
-    """With no root cause: the ranks that did not arrive, and the first failure they make."""
+    """With no root cause: the ranks that did not arrive, and the first failure they make.
+    Without a desync report, ranks are inferred missing only from a ``complete`` count of
+    the ranks that timed out."""
     if desync:
         missing = {p.rank for p in desync if p.rank is not None}
         event = desync[0].event
@@ -289,7 +300,7 @@ def _hang_failure(
             missing
         )
     missing = set()
-    if timed_out:
+    if timed_out and complete:
         known = ranks | set(range(size or 0))
         missing = known - timed_out
     if missing:

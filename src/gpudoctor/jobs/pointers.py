@@ -28,7 +28,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
+from gpudoctor.logs.scanner import MAX_ORIGINS, CaptureType, Event, PatternHits, PatternSpec
 
 ROOT_CAUSE = "job/root_cause"
 ELASTIC_RANK = "job/elastic_rank"
@@ -157,7 +157,9 @@ def nccl_peers(hits: Mapping[str, PatternHits]) -> list[Pointer]:
 
 
 def world_size(hits: Mapping[str, PatternHits]) -> int | None:
-    """The number of ranks NCCL's communicator init lines give (the largest)."""
+    """The number of ranks NCCL's communicator init lines give (the largest); a number past
+    :data:`~gpudoctor.logs.scanner.MAX_ORIGINS` is not taken (ranks are counted up to it, and
+    a line of the log must not size the sets built from it)."""
     sizes = [e.captures.get("nranks") for e in _events(hits, NCCL_INIT)]
-    known = [s for s in sizes if isinstance(s, int) and s > 0]
+    known = [s for s in sizes if isinstance(s, int) and 0 < s <= MAX_ORIGINS]
     return max(known) if known else None

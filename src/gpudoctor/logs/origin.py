@@ -87,8 +87,14 @@ LINE_PREFIXES: tuple[tuple[str, str, bool], ...] = (
     # srun --label: the task id, right-aligned, a colon and a space ("  3: text")
     ("srun --label", r" *(?P<rank>\d{1,6}): ", False),
     # pdsh (DeepSpeed's multi-node launcher) and clush: "{host}: " — a host name has a digit
-    # or a hyphen, which "RuntimeError: " has not
-    ("pdsh host", r"(?P<node>[A-Za-z][\w.]*(?:\d|-)[\w.-]*): ", False),
+    # or a hyphen, which "RuntimeError: " has not, and no underscore; a dotted name ending in
+    # an exception's name ("cv2.error: ", "urllib3.exceptions.ReadTimeoutError: ") is none
+    (
+        "pdsh host",
+        r"(?P<node>[A-Za-z][A-Za-z0-9.]*(?:\d|-)[A-Za-z0-9.-]*)"
+        r"(?<![Ee]rror)(?<!Exception)(?<!Warning)(?<!Exit): ",
+        False,
+    ),
     # a launcher's "[host:rank]" prefix (torchrun --log-line-prefix-template, pdsh-style)
     ("[host:rank]", r"\[(?P<node>[A-Za-z][\w.-]*):(?P<rank>\d{1,6})\]:? ?", False),
     # torchrun --tee / --redirects: "[{role}{local_rank}]:", the role is "default" unless set
@@ -153,8 +159,12 @@ FILE_NAMES: tuple[tuple[str, re.Pattern[str], _PrefixReader], ...] = (
     ),
     (
         "Slurm %j.%t",
-        # the job id follows a letter or starts the name: "2026-11-26.log" is a date
-        re.compile(r"(?:^|/|[A-Za-z][._-]?)\d{2,12}[._-](?P<rank>\d{1,6})\.(?:out|err|log|txt)$"),
+        # the job id starts the name or follows a word and a separator ("job.4411.3.out");
+        # "resnet50-1.log" names a model and "train-2026-11.log" a month, not a job's task
+        re.compile(
+            r"(?:^|/|[A-Za-z][._-])(?!(?:19|20)\d\d[._-](?:0?[1-9]|1[0-2])\.)"
+            r"\d{2,12}[._-](?P<rank>\d{1,6})\.(?:out|err|log|txt)$"
+        ),
         _rank_of("rank"),
     ),
     (

@@ -86,7 +86,9 @@ class KeptOutput:
         self._bytes = 0
         self._trim_at = min(max_bytes, TRIM_FROM)
         self._partial: dict[int, bytes] = {}
-        self._ragged: set[int] = set()  # streams whose first kept line lost its start
+        self._lead: dict[int, bytes] = {}
+        """Per stream, the start of its first kept line when the chunk holding that start was
+        dropped (at most :data:`MAX_PARTIAL` bytes: the end of a longer one)."""
         self.bytes_seen = 0
 
     def feed(self, stream: int, data: bytes) -> None:
@@ -120,16 +122,14 @@ class KeptOutput:
         while len(self._chunks) > keep:
             first = self._chunks.popleft()
             self._bytes -= len(first.data)
-            if first.data.endswith(b"\n"):
-                self._ragged.discard(first.stream)
-            else:
-                self._ragged.add(first.stream)
+            cut = first.data.rfind(b"\n") + 1
+            start = first.data[cut:] if cut else self._lead.get(first.stream, b"") + first.data
+            self._lead[first.stream] = start[-MAX_PARTIAL:]
         self._trim_at = min(self.max_bytes, max(TRIM_FROM, 4 * self._bytes))
 
     def text(self) -> str:
         """The kept lines (and any unfinished ones) as text; invalid UTF-8 replaced."""
-        carry: dict[int, bytes] = {}
-        drop_first = set(self._ragged)
+        carry = {stream: start for stream, start in self._lead.items() if start}
         pieces: list[bytes] = []
         for chunk in self._chunks:
             stream, data = chunk.stream, chunk.data
@@ -137,11 +137,7 @@ class KeptOutput:
             if not end:
                 carry[stream] = carry.get(stream, b"") + data
                 continue
-            block = carry.pop(stream, b"") + data[:end]
-            if stream in drop_first:
-                drop_first.discard(stream)
-                block = block[block.find(b"\n") + 1 :]
-            pieces.append(block)
+            pieces.append(carry.pop(stream, b"") + data[:end])
             if end < len(data):
                 carry[stream] = data[end:]
         for stream in sorted(set(carry) | set(self._partial)):
@@ -154,7 +150,8 @@ class KeptOutput:
     @property
     def held_bytes(self) -> int:
         """How many bytes are held now (for the bounded-memory test)."""
-        return self._bytes + sum(len(p) for p in self._partial.values())
+        held = self._bytes + sum(len(p) for p in self._partial.values())
+        return held + sum(len(start) for start in self._lead.values())
 
 
 @dataclass(frozen=True)
