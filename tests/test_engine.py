@@ -285,3 +285,70 @@ def test_a_success_line_before_the_failure_changes_nothing(general_book: RuleBoo
         "Training complete\nRuntimeError: CUDA error: an illegal memory access was encountered\n",
     )
     assert report.causes[0].confidence == pytest.approx(0.85)
+
+
+GENERIC_RULE = """id: {id}
+cause: xid_hardware
+title: "{title}"
+severity: error
+role: generic
+confidence: {confidence}
+patterns:
+  - id: line
+    regex: '{regex}'
+summary: 'The GPU stopped answering.'
+explanation: 'A test rule.'
+fix: ['Reboot.']
+references: ['https://example.org/doc']
+examples:
+  match: ['{example}']
+  no_match: ['all is well']
+"""
+
+
+def generic_book(tmp_path: Path) -> RuleBook:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    for rule_id, title, confidence, regex, example in (
+        (
+            "t-dcgm-bus",
+            "DCGM: GPU off the bus",
+            0.75,
+            "GPU [0-9]+ has fallen off",
+            "GPU 2 has fallen off",
+        ),
+        (
+            "t-driver-bus",
+            "the driver says so",
+            0.7,
+            "has fallen off the bus",
+            "has fallen off the bus",
+        ),
+        ("t-ecc", "an ECC error", 0.6, "double bit ECC error", "double bit ECC error"),
+    ):
+        text = GENERIC_RULE.format(
+            id=rule_id, title=title, confidence=confidence, regex=regex, example=example
+        )
+        (rules / f"{rule_id}.yaml").write_text(text)
+    return load_rulebook([rules], bundled=False)
+
+
+def test_two_generic_rules_on_one_line_make_one_diagnosis(tmp_path: Path) -> None:
+    book = generic_book(tmp_path)
+    log = tmp_path / "t.log"
+    log.write_text("health: GPU 3 has fallen off the bus\nGPU 1: double bit ECC error\n")
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    # the two that read the same line are one (the more confident); the ECC line stays its own
+    assert [d.rule for d in report.causes] == ["t-dcgm-bus", "t-ecc"]
+
+
+def test_generic_rules_of_one_cause_on_different_lines_stay_apart(tmp_path: Path) -> None:
+    book = generic_book(tmp_path)
+    log = tmp_path / "t.log"
+    log.write_text("kernel: GPU at 3b has fallen off the bus\nGPU 1: double bit ECC error\n")
+    report = build_report(
+        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    )
+    assert [d.rule for d in report.causes] == ["t-driver-bus", "t-ecc"]

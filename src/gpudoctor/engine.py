@@ -350,6 +350,19 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
             specific = specific or [f for f in peers if f.rule.role is Role.GENERIC]
         if specific:
             _absorb(max(specific, key=lambda f: f.confidence), finding)
+            continue
+        # Two catalogues that both know one line (DCGM's and the driver's "fallen off the
+        # bus") make one diagnosis: the first of the most confident takes the other.
+        same_line = [
+            (f.confidence, -i, f)
+            for i, f in enumerate(findings)
+            if f.rule.cause == finding.rule.cause
+            and f.rule.role is Role.GENERIC
+            and _shares_a_line(f, finding)
+        ]
+        best = max(same_line, key=lambda item: item[:2])[2] if same_line else finding
+        if best is not finding:
+            _absorb(best, finding)
         else:
             kept.append(finding)
     likely = any(
@@ -357,6 +370,11 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
         for f in kept
     )
     return [f for f in kept if not (likely and f.rule.role is Role.FALLBACK)]
+
+
+def _shares_a_line(one: Finding, other: Finding) -> bool:
+    lines = {(e.source, e.line) for e in one.events}
+    return any((e.source, e.line) in lines for e in other.events)
 
 
 def _mark_survived(findings: list[Finding], went_on: Mapping[int, tuple[int, int]]) -> None:
