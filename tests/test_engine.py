@@ -333,22 +333,21 @@ def generic_book(tmp_path: Path) -> RuleBook:
     return load_rulebook([rules], bundled=False)
 
 
-def test_two_generic_rules_on_one_line_make_one_diagnosis(tmp_path: Path) -> None:
+def causes_in(tmp_path: Path, text: str) -> list[str]:
+    """The rules of the causes the generic test pack finds in ``text``."""
     book = generic_book(tmp_path)
     log = tmp_path / "t.log"
-    log.write_text("health: GPU 3 has fallen off the bus\nGPU 1: double bit ECC error\n")
-    report = build_report(
-        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
-    )
+    log.write_text(text)
+    scan = scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
+    return [d.rule for d in build_report(book, scan).causes]
+
+
+def test_two_generic_rules_on_one_line_make_one_diagnosis(tmp_path: Path) -> None:
+    text = "health: GPU 3 has fallen off the bus\nGPU 1: double bit ECC error\n"
     # the two that read the same line are one (the more confident); the ECC line stays its own
-    assert [d.rule for d in report.causes] == ["t-dcgm-bus", "t-ecc"]
+    assert causes_in(tmp_path, text) == ["t-dcgm-bus", "t-ecc"]
 
 
 def test_generic_rules_of_one_cause_on_different_lines_stay_apart(tmp_path: Path) -> None:
-    book = generic_book(tmp_path)
-    log = tmp_path / "t.log"
-    log.write_text("kernel: GPU at 3b has fallen off the bus\nGPU 1: double bit ECC error\n")
-    report = build_report(
-        book, scan_logs([LogInput("t", lambda: open(log, "rb"))], make_scanner(book))
-    )
-    assert [d.rule for d in report.causes] == ["t-driver-bus", "t-ecc"]
+    text = "kernel: GPU at 3b has fallen off the bus\nGPU 1: double bit ECC error\n"
+    assert causes_in(tmp_path, text) == ["t-driver-bus", "t-ecc"]
