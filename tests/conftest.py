@@ -9,6 +9,7 @@ fixture collects a bundled machine scenario at a fixed time (the suite runs with
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
 from collections.abc import Callable
 from datetime import datetime, timezone
@@ -19,6 +20,12 @@ _CACHE = tempfile.mkdtemp(prefix="gpudoctor-test-cache-")
 os.environ["GPUDOCTOR_CACHE_DIR"] = _CACHE
 os.environ.pop("GPUDOCTOR_NO_CACHE", None)
 os.environ.pop("GPUDOCTOR_FAKE_NVML", None)
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Remove the suite's rule cache folder once the run is over."""
+    shutil.rmtree(_CACHE, ignore_errors=True)
+
 
 from gpudoctor.snapshot import ScenarioSource, Snapshot, collect_snapshot  # noqa: E402
 

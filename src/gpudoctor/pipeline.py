@@ -25,6 +25,7 @@ from gpudoctor.logs.structure import structure_facts, structure_patterns
 from gpudoctor.logs.structure.tracebacks import last_success_lines
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
+from gpudoctor.similar import resemblance_findings
 
 if TYPE_CHECKING:
     from gpudoctor.jobs.snapshots import NodeSnapshot
@@ -226,6 +227,8 @@ def build_report(
     """
     facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
     findings = evaluate(book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
+    lines = [summary.lines for summary in scan.inputs]
+    findings += resemblance_findings(book.signature_index, scan.hits, facts, findings, lines)
     report = Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),

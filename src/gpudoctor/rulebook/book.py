@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpudoctor.logs.scanner import PatternHits, PatternSpec, Scanner
 from gpudoctor.rulebook import cache
@@ -11,6 +12,9 @@ from gpudoctor.rulebook.cache import CorruptRule
 from gpudoctor.rulebook.files import bundled_rules_dir, rule_files
 from gpudoctor.rulebook.index import RuleEntry, entry_of
 from gpudoctor.rulebook.model import Rule
+
+if TYPE_CHECKING:
+    from gpudoctor.similar import SignatureIndex
 
 
 class RuleBook:
@@ -41,6 +45,7 @@ class RuleBook:
         entry ``i``, or raises :class:`~gpudoctor.rulebook.cache.CorruptRule`), of rules built
         when first needed. When building fails, the book becomes what ``reload`` returns."""
         self._reload = reload
+        self._signatures: SignatureIndex | None = None
         self.cache_notes = cache_notes
         self.extra_dirs = extra_dirs
         self.bundled = bundled
@@ -94,6 +99,15 @@ class RuleBook:
         if self.has_examples:
             return self
         return load_rulebook(self.extra_dirs, bundled=self.bundled)
+
+    def signature_index(self) -> SignatureIndex:
+        """Every rule's example messages, to compare an unrecognised error with (built on
+        first use: it needs the examples, which a run otherwise never reads)."""
+        if self._signatures is None:
+            from gpudoctor.similar import SignatureIndex
+
+            self._signatures = SignatureIndex.from_rules(self.with_examples().rules)
+        return self._signatures
 
     def pattern_specs(self) -> list[PatternSpec]:
         """One scanner pattern per rule pattern, keyed ``rule-id/pattern-id``."""

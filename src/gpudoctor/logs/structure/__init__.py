@@ -22,9 +22,9 @@ from collections.abc import Mapping
 from types import ModuleType
 
 from gpudoctor.logs.scanner import PatternHits, PatternSpec
-from gpudoctor.logs.structure import endings, pasted, series, tracebacks
+from gpudoctor.logs.structure import endings, errors, pasted, series, tracebacks
 
-READERS: tuple[ModuleType, ...] = (pasted, tracebacks, endings, series)
+READERS: tuple[ModuleType, ...] = (pasted, tracebacks, endings, series, errors)
 """Every structure reader, in the order their facts are merged (an earlier one wins)."""
 
 

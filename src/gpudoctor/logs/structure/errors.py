@@ -1,0 +1,95 @@
+"""Error lines: the last lines of a log that read as an error, whatever program printed them.
+
+A crash that no rule recognises still leaves words behind: a C++ program's ``error: ...``, a
+library's ``FATAL: ...``, a launcher's "failed", a message with no traceback around it. This
+reader keeps the lines that carry one of a few error words (error, fatal, failed, abort,
+exception, panic, cannot, unable to, ...) so that what a log ended on can be named and compared
+with known signatures (:mod:`gpudoctor.similar`) when no rule fired.
+
+=====================  =========  ===================================================
+``error_lines``        list[str]  the last (at most three) such lines, in reading order,
+                                  warnings left out
+=====================  =========  ===================================================
+
+:func:`terminal_error` gives the lines a log ended on as events: the terminal exception of
+the last traceback, else these error lines.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from gpudoctor.facts.spec import FactSpec
+from gpudoctor.logs.scanner import Event, PatternHits, PatternSpec
+
+MAX_ERROR_LINES = 3
+MAX_LINE_CHARS = 300
+"""A kept line is cut to this many characters: the words that say what failed come first."""
+
+_ERROR_WORDS = (
+    r"\b(?:errors?|fatal|failed|failure|abort(?:ed|ing)?|exception|panic|"
+    r"segmentation fault|core dumped|cannot|could not|unable to)\b"
+)
+
+PATTERNS: tuple[PatternSpec, ...] = (
+    PatternSpec("facts/error_line", _ERROR_WORDS, ignore_case=True),
+)
+
+FACTS: tuple[FactSpec, ...] = (
+    FactSpec("error_lines", "list[str]", "-", "log structure",
+             "The last (at most three) lines that carry an error word (error, fatal, failed, "
+             "abort, exception, panic, cannot, unable to), warnings left out."),
+)  # fmt: skip
+
+# Warnings and informational lines: the word "warning", glog / TensorFlow / c10 severity
+# letters ("W1203 10:00:00", "I tensorflow/x.cc:12]", "[W NNPACK.cpp:80]"), and a table row
+# that says there was none ("Uncorrectable Error : 0", "Remapping Failure Occurred : No").
+_NOT_AN_ERROR = re.compile(
+    r"(?i)warn(?:ing)?s?\b|\s[:=|]\s*(?:0|no|none|n/a|false|disabled)\s*\|?\s*$|"
+    r"(?-i:\b[IW]\d{4} \d|(?:^|[\s:\[])[IW] \S+\.(?:cc|cpp|cu|h|py):\d+\]|\[[IW] )"
+)
+_EXCEPTION_KEYS = ("facts/tb_exception", "facts/tb_exception_logged", "facts/tb_inline")
+
+
+def fact_names() -> frozenset[str]:
+    """Every fact name this reader can produce."""
+    return frozenset(spec.name for spec in FACTS)
+
+
+def _error_events(hits: Mapping[str, PatternHits]) -> list[Event]:
+    found = hits.get("facts/error_line")
+    if found is None:
+        return []
+    kept = [e for e in found.events() if not _NOT_AN_ERROR.search(e.text)]
+    return kept[-MAX_ERROR_LINES:]
+
+
+def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """The log's last error lines (see the module doc)."""
+    events = _error_events(hits)
+    if not events:
+        return {}
+    return {"error_lines": [e.text.strip()[:MAX_LINE_CHARS] for e in events]}
+
+
+def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
+    """The lines the log ended on: the last exception line of a traceback when there is one
+    (and no error line follows it in the same input), else the last error lines."""
+    exceptions = sorted(
+        (
+            e
+            for key in _EXCEPTION_KEYS
+            if key in hits
+            for e in hits[key].events()
+            if not str(e.captures.get("type", "")).endswith("Warning")
+        ),
+        key=lambda e: e.order,
+    )
+    errors = _error_events(hits)
+    if exceptions:
+        last = exceptions[-1]
+        later = [e for e in errors if e.order[0] == last.order[0] and e.order > last.order]
+        if not later:
+            return [last]
+    return errors

@@ -1,0 +1,87 @@
+"""The error-lines reader: the last lines that read as an error, and what a log ended on."""
+
+from __future__ import annotations
+
+import io
+
+from gpudoctor.logs.reader import InputStats, read_blocks
+from gpudoctor.logs.scanner import PatternHits, Scanner
+from gpudoctor.logs.structure import errors, tracebacks
+
+
+def hits_of(text: str) -> dict[str, PatternHits]:
+    scanner = Scanner([*tracebacks.PATTERNS, *errors.PATTERNS])
+    scanner.scan(read_blocks(io.BytesIO(text.encode()), InputStats(name="t")))
+    return scanner.hits
+
+
+def test_keeps_the_last_three_error_lines_in_order() -> None:
+    text = "\n".join(
+        [
+            "step 1 ok",
+            "solver: cannot open checkpoint /data/ck1.bin",
+            "solver: error: retry 1 failed",
+            "step 2 ok",
+            "FATAL: device context lost on ordinal 0",
+            "runner: aborting job 4411",
+        ]
+    )
+    assert errors.facts(hits_of(text)) == {
+        "error_lines": [
+            "solver: error: retry 1 failed",
+            "FATAL: device context lost on ordinal 0",
+            "runner: aborting job 4411",
+        ]
+    }
+
+
+def test_warnings_and_informational_lines_are_not_errors() -> None:
+    text = "\n".join(
+        [
+            "UserWarning: loading failed for optional plugin, continuing",
+            "W1203 10:00:01.5 881 loader.cc:64] Could not load dynamic library 'libx.so.7'",
+            "2026-01-02 10:00:02: I tensorflow/core/util/port.cc:113] round-off errors possible",
+            "[W socket.cpp:601] [c10d] The client socket cannot be initialized to connect",
+        ]
+    )
+    assert errors.facts(hits_of(text)) == {}
+
+
+def test_a_log_without_error_words_has_no_error_lines() -> None:
+    assert errors.facts(hits_of("epoch 1 loss 0.5\nepoch 2 loss 0.4\n")) == {}
+    assert errors.terminal_error(hits_of("epoch 1 loss 0.5\n")) == []
+
+
+def test_terminal_error_is_the_last_exception_line_of_a_traceback() -> None:
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/srv/fit.py", line 9, in <module>',
+            "    main()",
+            "RuntimeError: the solver failed to converge after 40 steps",
+        ]
+    )
+    [event] = errors.terminal_error(hits_of(text))
+    assert event.line == 4
+
+
+def test_an_error_line_after_the_traceback_ends_the_log_instead() -> None:
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/srv/fit.py", line 9, in <module>',
+            "ValueError: bad shape",
+            "launcher: fatal: worker 3 lost its device, aborting",
+        ]
+    )
+    assert [e.line for e in errors.terminal_error(hits_of(text))] == [4]
+
+
+def test_a_warning_type_is_not_the_terminal_exception() -> None:
+    text = "\n".join(
+        [
+            "UserWarning: the loader failed to pin memory",
+            "engine: fatal error: kernel image not found for sm_90",
+        ]
+    )
+    assert [e.line for e in errors.terminal_error(hits_of(text))] == [2]

@@ -1,0 +1,128 @@
+"""Closest known signatures: the fallback that compares an unrecognised error with the
+rules' example messages."""
+
+from __future__ import annotations
+
+import pytest
+
+from gpudoctor.pipeline import explain_text
+from gpudoctor.rulebook.book import RuleBook, load_rulebook
+from gpudoctor.rulebook.model import Example, Role, Rule, Severity
+from gpudoctor.similar import SignatureIndex, words
+
+
+def rule(rule_id: str, cause: str, *messages: str, role: Role = Role.ROOT) -> Rule:
+    return Rule(
+        id=rule_id,
+        cause=cause,
+        title=f"{rule_id} title",
+        severity=Severity.ERROR,
+        role=role,
+        confidence=0.9,
+        summary="s",
+        explanation="e",
+        fix=("Step one.", "Step with {value}."),
+        references=(),
+        examples_match=tuple(Example(text=m) for m in messages),
+    )
+
+
+INDEX = SignatureIndex.from_rules(
+    [
+        rule("oom", "gpu_oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"),
+        rule(
+            "peer",
+            "nccl_failure",
+            "NCCL error: remote process exited or there was a network error, peer host-3",
+        ),
+        rule("asserted", "device_side_assert", "device-side assert triggered in indexing kernel"),
+        rule("fb", "app_exception", "ValueError: a fallback example", role=Role.FALLBACK),
+    ]
+)
+
+
+def test_words_split_identifiers_and_drop_places_numbers_and_frames() -> None:
+    text = (
+        'File "/home/u/fit.py", line 3, in step\n'
+        "cudaErrorIllegalAddress at /src/kernels/gemm.cu:88 on device 0x7f, NCCL_SOCKET_IFNAME"
+    )
+    assert words(text) == {"cuda", "illegal", "address", "device", "nccl", "socket", "ifname"}
+
+
+def test_the_closest_cause_comes_first_one_per_cause() -> None:
+    found = INDEX.closest("the remote process exited during allreduce: network error on peer")
+    assert [r.rule.id for r in found] == ["peer"]
+    assert 0.35 <= found[0].similarity <= 1.0
+    assert set(found[0].shared) >= {"remote", "process", "exited", "network", "peer"}
+
+
+def test_an_identical_message_is_fully_similar() -> None:
+    [found] = INDEX.closest("device-side assert triggered in indexing kernel")
+    assert found.rule.id == "asserted"
+    assert found.similarity == pytest.approx(1.0)
+
+
+def test_unrelated_or_short_errors_resemble_nothing() -> None:
+    assert INDEX.closest("KeyError: 'learning_rate'") == []
+    assert INDEX.closest("FileNotFoundError: no such dataset split: validation") == []
+    assert INDEX.closest("") == []
+
+
+def test_fallback_rules_are_not_signatures() -> None:
+    assert INDEX.closest("ValueError: a fallback example") == []
+
+
+@pytest.fixture(scope="module")
+def pack() -> RuleBook:
+    return load_rulebook()
+
+
+def test_a_paraphrased_error_gets_the_resembling_cause_at_low_confidence(pack: RuleBook) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/job/fit.py", line 12, in <module>\n'
+        "    sync()\n"
+        "commlib.CollectiveError: remote process exited or network error while the peer "
+        "host-9 held the communicator\n"
+    )
+    diagnoses = [d for d in explain_text(log, pack).diagnoses if d.is_cause]
+    similar = [d for d in diagnoses if d.rule.startswith("similar/")]
+    assert similar, [d.rule for d in diagnoses]
+    assert similar[0].cause == "nccl_failure"
+    assert similar[0].role == "fallback"
+    assert similar[0].confidence < 0.3
+    assert similar[0].evidence[0].line == 4
+    assert "{" not in similar[0].summary + "".join(similar[0].fix)
+
+
+def test_no_resemblance_once_a_rule_recognised_the_error(pack: RuleBook) -> None:
+    log = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+    rules = [d.rule for d in explain_text(log, pack).diagnoses]
+    assert rules and not any(r.startswith("similar/") for r in rules)
+
+
+def test_an_ordinary_bug_resembles_no_gpu_cause(pack: RuleBook) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/job/fit.py", line 12, in <module>\n'
+        "KeyError: 'learning_rate'\n"
+    )
+    assert [d.cause for d in explain_text(log, pack).diagnoses] == ["app_exception"]
+
+
+PEER_ERROR = "comm: fatal: remote process exited or network error, peer host-9 gone"
+
+
+def test_an_error_line_the_log_ends_on_is_compared(pack: RuleBook) -> None:
+    log = "".join(f"step {i} loss 0.{i}\n" for i in range(10)) + PEER_ERROR + "\n"
+    assert any(d.rule.startswith("similar/") for d in explain_text(log, pack).diagnoses)
+
+
+def test_an_error_line_the_job_went_on_from_is_not(pack: RuleBook) -> None:
+    log = PEER_ERROR + "\n" + "".join(f"step {i} loss 0.{i}\n" for i in range(10))
+    assert explain_text(log, pack).diagnoses == ()
+
+
+def test_a_failing_exit_code_makes_an_earlier_error_line_count(pack: RuleBook) -> None:
+    log = PEER_ERROR + "\n" + "".join(f"step {i}\n" for i in range(10)) + "exit status 3\n"
+    assert any(d.rule.startswith("similar/") for d in explain_text(log, pack).diagnoses)
