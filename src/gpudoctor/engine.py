@@ -123,6 +123,15 @@ def evaluate(
     return findings
 
 
+def likely_cause_found(findings: Iterable[Finding]) -> bool:
+    """Some finding names a likely cause: one that is neither a fallback nor advice reached
+    :data:`EXPLAINER_MIN_CONFIDENCE`."""
+    return any(
+        f.confidence >= EXPLAINER_MIN_CONFIDENCE and f.rule.role not in (Role.FALLBACK, Role.ADVICE)
+        for f in findings
+    )
+
+
 def evaluate_rule(
     rule: Rule, hits: Mapping[str, PatternHits], facts: Mapping[str, object]
 ) -> Finding | None:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, BinaryIO
 
-from gpudoctor.engine import evaluate, rank
+from gpudoctor.engine import evaluate, likely_cause_found, rank
 from gpudoctor.facts.assemble import assemble_facts
 from gpudoctor.jobs import pointers
 from gpudoctor.jobs.first_failure import place_job
@@ -25,7 +25,6 @@ from gpudoctor.logs.structure import structure_facts, structure_patterns
 from gpudoctor.logs.structure.tracebacks import last_success_lines
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
-from gpudoctor.similar import resemblance_findings
 
 if TYPE_CHECKING:
     from gpudoctor.jobs.snapshots import NodeSnapshot
@@ -227,8 +226,11 @@ def build_report(
     """
     facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
     findings = evaluate(book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
-    lines = [summary.lines for summary in scan.inputs]
-    findings += resemblance_findings(book.signature_index, scan.hits, facts, findings, lines)
+    if not likely_cause_found(findings):
+        from gpudoctor.similar import resemblance_findings  # only when no rule found a cause
+
+        lines = [summary.lines for summary in scan.inputs]
+        findings += resemblance_findings(book.signature_index, scan.hits, facts, findings, lines)
     report = Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),

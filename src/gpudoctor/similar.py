@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from gpudoctor.engine import EXPLAINER_MIN_CONFIDENCE, Finding
+from gpudoctor.engine import Finding, likely_cause_found
 from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.logs.structure.errors import terminal_error
 from gpudoctor.report import FactValue
@@ -169,8 +169,7 @@ def resemblance_findings(
     :data:`~gpudoctor.engine.EXPLAINER_MIN_CONFIDENCE`) and the log ended in a failure
     (:func:`ended_in_failure`; ``input_lines`` gives each input's line count). ``index`` is
     only called then."""
-    likely = [f for f in findings if f.confidence >= EXPLAINER_MIN_CONFIDENCE]
-    if any(f.rule.role not in (Role.FALLBACK, Role.ADVICE) for f in likely):
+    if likely_cause_found(findings):
         return []
     events = terminal_error(hits)
     if not events or not ended_in_failure(events[-1], facts, input_lines):
