@@ -195,7 +195,7 @@ def _scan_in_processes(logs: Sequence[LogInput], scanner: Scanner) -> ScanResult
 
     workers = parallel.usable_cpus()
     stretches = parallel.contiguous_groups([log.size or 0 for log in logs], workers)
-    scanner.compile()  # once, before the workers are forked: they share the compiled sets
+    scanner.compile(threads=1)  # once, before the workers fork: they share the compiled sets
 
     def scan_stretch(bounds: tuple[int, int]) -> ScanResult:
         start, stop = bounds

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 from pathlib import Path
 
 import pytest
@@ -267,6 +268,48 @@ def test_pieces_and_rebuilds_never_change_what_is_found(monkeypatch: pytest.Monk
     assert len(cut["r/loss"][2]) == KEEP_FIRST + KEEP_LAST  # first ones filled by tail ones
     # SATURATION reached with the block going on: saturated (its count may be a lower bound).
     assert cut["r/w"][:2] == (3, True)
+
+
+def test_two_matching_threads_find_what_one_finds(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Blocks of 4 KB matched by two threads (each half of its 64-byte pieces) against one:
+    # every count, kept line and capture is the same, and the second thread really ran.
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 64)
+    monkeypatch.setattr(scanner_module, "THREAD_MIN_BYTES", 1024)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 4096)
+    lines = [b"plain line %d" % i for i in range(1, 5001)]
+    for n in (3, 702, 703, 2500, 4999):
+        lines[n - 1] = b"RuntimeError: CUDA error: an illegal memory access (%d)" % n
+    for n in range(11, 5001, 13):
+        lines[n - 1] = b"step %d loss 0.%d" % (n, n % 7)
+    data = b"\n".join(lines) + b"\n"
+    specs = [
+        PatternSpec("r/ima", r"illegal memory access \((?P<n>\d+)\)", captures={"n": _INT}),
+        PatternSpec("r/loss", r"\bloss (?P<v>\d+\.\d+)", captures={"v": CaptureType.FLOAT}),
+        PatternSpec("r/none", r"never in this log"),
+    ]
+    threads_seen: set[str] = set()
+    match_pieces = scanner_module._match_pieces
+
+    def spy(*args: object) -> object:
+        threads_seen.add(threading.current_thread().name)
+        return match_pieces(*args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(scanner_module, "_match_pieces", spy)
+
+    def hits(threads: int) -> dict[str, tuple[int, list[tuple[int, object]]]]:
+        scanner = Scanner(specs, threads=threads)
+        scanner.scan(read_blocks(io.BytesIO(data), InputStats(name="log")))
+        return {
+            key: (h.count, [(e.line, dict(e.captures)) for e in h.events()])
+            for key, h in scanner.hits.items()
+        }
+
+    one = hits(1)
+    assert threads_seen == {threading.current_thread().name}
+    assert hits(2) == one
+    assert len(threads_seen) == 2
+    assert one["r/ima"] == (5, [(n, {"n": n}) for n in (3, 702, 703, 2500, 4999)])
+    assert one["r/loss"][0] == len(range(11, 5001, 13))
 
 
 # The literal prefilter

@@ -10,6 +10,11 @@ it occurs (a crash at the end of a 4 MB block costs a search of its last piece, 
 whole block). A pack too large for one set (several thousand patterns) is split over a few
 sets. Lines that match nothing are never decoded.
 
+On a machine with several CPUs, a block of at least :data:`THREAD_MIN_BYTES` is matched by
+two threads, each against one half of its pieces: RE2 releases the interpreter lock while it
+matches (and a compiled set may be used by several threads at once), so the set pass runs on
+two cores while the input is still read once, in order, and every piece keeps its place.
+
 A match becomes an :class:`Event` with the source, the line number, the decoded line, the
 typed captures, and the rank, node and time the line (or its file's name) gives
 (:mod:`gpudoctor.logs.origin`); every matching line, kept or only counted, adds its rank and
@@ -25,11 +30,12 @@ bounded too.
 from __future__ import annotations
 
 import enum
+import os
 from collections import deque
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
 import re2
 
@@ -37,6 +43,9 @@ from gpudoctor.logs.origin import PREFIX_BYTES, Origin, line_time, origin_of
 from gpudoctor.logs.reader import Block, decode
 from gpudoctor.units import parse_size
 from gpudoctor.version_numbers import Version, parse_version
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 KEEP_FIRST = 5
 KEEP_LAST = 5
@@ -56,6 +65,8 @@ MAX_EVIDENCE_CHARS = 1000
 """Longest line text kept in an event; longer lines are shortened with an ellipsis."""
 MAX_ORIGINS = 4096
 """Distinct ranks (and nodes) remembered per pattern; past this, the sets are lower bounds."""
+THREAD_MIN_BYTES = 1 << 20
+"""Blocks shorter than this are matched in the calling thread alone."""
 
 
 class CaptureType(enum.Enum):
@@ -254,6 +265,27 @@ def fold_for_literals(data: bytes) -> bytes:
     return folded
 
 
+def _default_threads() -> int:
+    try:
+        cpus = len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):  # not Linux
+        cpus = os.cpu_count() or 1
+    return 2 if cpus > 1 else 1
+
+
+def _thread_pool() -> ThreadPoolExecutor:
+    from concurrent.futures import ThreadPoolExecutor  # only for large blocks
+
+    return ThreadPoolExecutor(max_workers=1, thread_name_prefix="gpudoctor-match")
+
+
+def _match_pieces(
+    pattern_set: re2.Set, view: memoryview, pieces: list[tuple[int, int]]
+) -> list[list[int] | None]:
+    """The positions of the set's patterns found in each piece of ``view``."""
+    return [pattern_set.Match(view[start:end]) for start, end in pieces]
+
+
 def _pieces(data: bytes) -> Iterator[tuple[int, int]]:
     """``data`` cut into spans of whole lines of about :data:`SET_PIECE` bytes (a line
     longer than that is a piece of its own)."""
@@ -301,7 +333,10 @@ class Scanner:
     pattern that matches every line.
     """
 
-    def __init__(self, patterns: Sequence[PatternSpec]) -> None:
+    def __init__(self, patterns: Sequence[PatternSpec], threads: int | None = None) -> None:
+        """A scanner for ``patterns``; ``threads`` (1 or 2) is how many threads match a large
+        block, by default 2 when this process may run on several CPUs."""
+        self._threads = _default_threads() if threads is None else max(1, min(threads, 2))
         self._specs = list(patterns)
         # Compiled one by one only when the set first finds the pattern in a block: most
         # patterns never match, and compiling them all would dominate short runs.
@@ -320,7 +355,7 @@ class Scanner:
         if self._rebuilds or self._tail_only or any(h.count for h in self.hits.values()):
             raise RuntimeError("fresh() of a scanner that has scanned")
         self.compile()
-        twin = Scanner(self._specs)
+        twin = Scanner(self._specs, threads=self._threads)
         twin._sets = self._sets
         twin._in_sets = set(self._in_sets)
         twin._compiled = self._compiled  # filled in as patterns are found; same regexes
@@ -331,8 +366,12 @@ class Scanner:
         """Whether the sets are compiled (by :meth:`compile` or the first scan)."""
         return self._sets is not None
 
-    def compile(self) -> None:
-        """Compile the sets now, for a scanner that will scan many unrelated texts."""
+    def compile(self, threads: int | None = None) -> None:
+        """Compile the sets now, for a scanner that will scan many unrelated texts;
+        ``threads`` overrides how many threads will match a block (1 for a scanner whose
+        twins run in one process per CPU already)."""
+        if threads is not None:
+            self._threads = max(1, min(threads, 2))
         if self._sets is None:
             self._sets = _compile_sets(self._specs, sorted(self._in_sets)) if self._in_sets else []
 
@@ -377,22 +416,45 @@ class Scanner:
                 pass
             return
         self.compile()
-        for block in blocks:
-            self._drop_saturated()
-            data = block.data
-            for index in self._tail_only:
-                self._scan_pattern(index, block, input_index, 0, len(data))
-            # Per pattern, the first and last piece where the set found it.
-            spans: dict[int, list[int]] = {}
-            view = memoryview(data)
-            for start, end in _pieces(data):
-                piece = view[start:end]
-                for indices, pattern_set in self._sets or ():
-                    for position in pattern_set.Match(piece) or ():
-                        span = spans.setdefault(indices[position], [start, end])
-                        span[1] = end
-            for index, (start, end) in spans.items():
-                self._scan_pattern(index, block, input_index, start, end)
+        pool: ThreadPoolExecutor | None = None
+        try:
+            for block in blocks:
+                self._drop_saturated()
+                data = block.data
+                for index in self._tail_only:
+                    self._scan_pattern(index, block, input_index, 0, len(data))
+                if pool is None and self._threads > 1 and len(data) >= THREAD_MIN_BYTES:
+                    pool = _thread_pool()
+                # Per pattern, the first and last piece where the set found it.
+                spans: dict[int, list[int]] = {}
+                pieces = list(_pieces(data))
+                for indices, found in self._match_sets(memoryview(data), pieces, pool):
+                    for (start, end), positions in zip(pieces, found, strict=True):
+                        for position in positions or ():
+                            span = spans.setdefault(indices[position], [start, end])
+                            span[1] = end
+                for index, (start, end) in spans.items():
+                    self._scan_pattern(index, block, input_index, start, end)
+        finally:
+            if pool is not None:
+                pool.shutdown()
+
+    def _match_sets(
+        self,
+        view: memoryview,
+        pieces: list[tuple[int, int]],
+        pool: ThreadPoolExecutor | None,
+    ) -> Iterator[tuple[list[int], list[list[int] | None]]]:
+        """Each set's spec indices and what it found in each piece; with ``pool``, a large
+        block's second half of pieces is matched in the pool's thread meanwhile."""
+        large = bool(pieces) and pieces[-1][1] - pieces[0][0] >= THREAD_MIN_BYTES
+        for indices, pattern_set in self._sets or ():
+            if pool is None or not large or len(pieces) < 2:
+                yield indices, _match_pieces(pattern_set, view, pieces)
+                continue
+            middle = len(pieces) // 2
+            second = pool.submit(_match_pieces, pattern_set, view, pieces[middle:])
+            yield indices, _match_pieces(pattern_set, view, pieces[:middle]) + second.result()
 
     def _drop_saturated(self) -> None:
         """Compile the sets again without the patterns that saturated since the last time.
