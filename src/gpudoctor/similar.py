@@ -185,9 +185,12 @@ def ended_in_failure(
     last: Event, facts: Mapping[str, object], input_lines: Sequence[int | None]
 ) -> bool:
     """The log ended in a failure: a traceback nothing followed with success, a signal, a
-    failing exit code, or an error line among the last :data:`END_LINES` of its input (an
-    error line in the middle of a log that went on is something the job survived)."""
+    failing exit code, another runtime's crash report, or an error line among the last
+    :data:`END_LINES` of its input (an error line in the middle of a log that went on is
+    something the job survived)."""
     if facts.get("exception_at_end") is True or facts.get("exit_signal") is not None:
+        return True
+    if facts.get("runtime_crash") is not None:
         return True
     if facts.get("exit_code") not in (None, 0):
         return True

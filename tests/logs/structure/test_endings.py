@@ -52,6 +52,8 @@ def facts_of(text: str) -> dict[str, object]:
         ("    Exit Code:    137", 137, 9, "kubernetes"),
         ("Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)", 139, 11,
          "ide"),
+        ("Command exited with non-zero status 2", 2, None, "time"),
+        ("Command exited with non-zero status 137", 137, 9, "time"),
         ("job exit code: 134", 134, 6, "process"),
         ("returned error code -9", -9, 9, "process"),
         ("worker was killed by signal 9", None, 9, "process"),

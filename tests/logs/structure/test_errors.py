@@ -85,3 +85,17 @@ def test_a_warning_type_is_not_the_terminal_exception() -> None:
         ]
     )
     assert [e.line for e in errors.terminal_error(hits_of(text))] == [2]
+
+
+def test_other_runtimes_crash_reports_are_named() -> None:
+    cases = {
+        "terminate called after throwing an instance of 'std::runtime_error'": "c++",
+        'Exception in thread "main" java.lang.IllegalStateException: no device': "java",
+        "Unhandled exception. System.InvalidOperationException: queue closed": ".net",
+        "panic: runtime error: invalid memory address or nil pointer dereference": "go",
+        "thread 'main' panicked at src/infer.rs:88:14:": "rust",
+    }
+    for line, runtime in cases.items():
+        assert errors.facts(hits_of(line + "\n")).get("runtime_crash") == runtime, line
+    assert "runtime_crash" not in errors.facts(hits_of("the panic button was not pressed\n"))
+    assert "runtime_crash" not in errors.facts(hits_of("gcc: fatal error: no input files\n"))

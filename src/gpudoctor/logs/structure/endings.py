@@ -14,7 +14,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``      str    who said so: shell, slurm, kubernetes, torchrun, ray, jupyter,
                               python, deepspeed, accelerate, docker, systemd, mpi, kernel,
-                              gdb, ide, make
+                              gdb, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``      str    which: slurm, kubernetes, ray, kernel
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
@@ -282,6 +282,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"\bmake(?:\[\d+\])?: \*\*\* \[[^\]]*\] Error (?P<code>\d{1,3})\b",
         captures={"code": _I},
     ),
+    # GNU time (/usr/bin/time): "Command exited with non-zero status 1"
+    PatternSpec(
+        "facts/end_time_code",
+        r"^\s*Command exited with non-zero status (?P<code>\d{1,3})\s*$",
+        captures={"code": _I},
+    ),
     # gdb: 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.'
     PatternSpec(
         "facts/end_gdb_signal",
@@ -319,7 +325,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, kubernetes, torchrun, ray, jupyter, "
              "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, make, go, "
-             "process."),
+             "time, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",

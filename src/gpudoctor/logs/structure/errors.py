@@ -9,6 +9,9 @@ with known signatures (:mod:`gpudoctor.similar`) when no rule fired.
 =====================  =========  ===================================================
 ``error_lines``        list[str]  the last (at most three) such lines, in reading order,
                                   warnings left out
+``runtime_crash``      str        the runtime whose own crash report the log holds:
+                                  ``c++`` (std::terminate), ``java``, ``.net``, ``go``
+                                  (panic), ``rust`` (panic)
 =====================  =========  ===================================================
 
 :func:`terminal_error` gives the lines a log ended on as events: the terminal exception of
@@ -32,14 +35,35 @@ _ERROR_WORDS = (
     r"segmentation fault|core dumped|cannot|could not|unable to)\b"
 )
 
+# How other runtimes report an uncaught error, as their own sources print it: libstdc++'s
+# verbose terminate handler, the JVM's default uncaught-exception handler, .NET's unhandled
+# exception report, Go's and Rust's panics.
+_RUNTIME_CRASHES = {
+    "c++": r"terminate called after throwing an instance of '",
+    "java": r"^Exception in thread \"[^\"]*\" [\w.$]+(?:Exception|Error)\b",
+    ".net": r"\bUnhandled [Ee]xception(?:\. |: )System\.\w+",
+    "go": r"^panic: \S|^goroutine \d+ \[running\]:",
+    "rust": r"thread '[^']*' panicked at ",
+}
+
 PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec("facts/error_line", _ERROR_WORDS, ignore_case=True),
+    *(
+        PatternSpec(f"facts/crash_{name.strip('.').replace('+', 'p')}", regex)
+        for name, regex in _RUNTIME_CRASHES.items()
+    ),
 )
+_CRASH_KEYS = {
+    f"facts/crash_{name.strip('.').replace('+', 'p')}": name for name in _RUNTIME_CRASHES
+}
 
 FACTS: tuple[FactSpec, ...] = (
     FactSpec("error_lines", "list[str]", "-", "log structure",
              "The last (at most three) lines that carry an error word (error, fatal, failed, "
              "abort, exception, panic, cannot, unable to), warnings left out."),
+    FactSpec("runtime_crash", "str", "-", "log structure",
+             "The runtime whose own report of an uncaught error the log holds: c++ "
+             "(std::terminate), java, .net, go or rust (a panic)."),
 )  # fmt: skip
 
 # Warnings and informational lines: the word "warning", glog / TensorFlow / c10 severity
@@ -66,11 +90,21 @@ def _error_events(hits: Mapping[str, PatternHits]) -> list[Event]:
 
 
 def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """The log's last error lines (see the module doc)."""
+    """The log's last error lines and the runtime that reported a crash (see the module
+    doc)."""
+    found: dict[str, object] = {}
     events = _error_events(hits)
-    if not events:
-        return {}
-    return {"error_lines": [e.text.strip()[:MAX_LINE_CHARS] for e in events]}
+    if events:
+        found["error_lines"] = [e.text.strip()[:MAX_LINE_CHARS] for e in events]
+    crashes = [
+        (event.order, runtime)
+        for key, runtime in _CRASH_KEYS.items()
+        if key in hits
+        for event in hits[key].events()
+    ]
+    if crashes:
+        found["runtime_crash"] = max(crashes)[1]
+    return found
 
 
 def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
