@@ -46,9 +46,6 @@ SKIPPED_CAUSES = frozenset({"app_exception", "none"})
 _IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9_]*")
 _CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
 _PLACE = re.compile(r"\S*[/\\]\S*|\S+\.(?:py|cpp|cc|cu|h|hpp|so|dll)\b\S*")
-_MODULE_PATH = re.compile(r"\b(?:[A-Za-z_]\w*\.)+(?=[A-Za-z_])")
-"""The modules before a dotted name ("tensorflow.python.framework.errors_impl." before
-"InvalidArgumentError"): which wrapper raised an error, not what the error was."""
 _FRAME_LINE = re.compile(r"^\s*(?:File \"|Traceback \(most recent call last\)|at |#\d+ )")
 _STOP_WORDS = frozenset({
     "the", "and", "for", "with", "was", "were", "this", "that", "not", "are", "you", "your",
@@ -65,7 +62,7 @@ def words(text: str) -> frozenset[str]:
     for line in text.splitlines():
         if _FRAME_LINE.match(line):
             continue  # where the error was raised, not what it was
-        for identifier in _IDENTIFIER.findall(_MODULE_PATH.sub("", _PLACE.sub(" ", line))):
+        for identifier in _IDENTIFIER.findall(_PLACE.sub(" ", line)):
             for part in identifier.split("_"):
                 for piece in _CAMEL_PART.findall(part):
                     word = piece.lower()
