@@ -93,7 +93,8 @@ def clean(data: bytes) -> bytes:
 def _collapse_rewrites(data: bytes) -> bytes:
     """Keep, of each line holding ``\r``, what follows its last ``\r`` (a trailing ``\r``,
     as in ``\r\n``, is only a line ending)."""
-    parts = []
+    parts: list[bytes | memoryview] = []
+    view = memoryview(data)  # the text between rewritten lines is copied once, by join()
     done = 0
     cr = data.find(b"\r")
     while cr >= 0:
@@ -102,11 +103,11 @@ def _collapse_rewrites(data: bytes) -> bytes:
         if end < 0:
             end = len(data)
         line = data[start:end].rstrip(b"\r")
-        parts.append(data[done:start])
+        parts.append(view[done:start])
         parts.append(line[line.rfind(b"\r") + 1 :])
         done = end
         cr = data.find(b"\r", end)
-    parts.append(data[done:])
+    parts.append(view[done:])
     return b"".join(parts)
 
 
