@@ -38,24 +38,19 @@ _ERROR_WORDS = (
 # How other runtimes report an uncaught error, as their own sources print it: libstdc++'s
 # verbose terminate handler, the JVM's default uncaught-exception handler, .NET's unhandled
 # exception report, Go's and Rust's panics.
-_RUNTIME_CRASHES = {
-    "c++": r"terminate called after throwing an instance of '",
-    "java": r"^Exception in thread \"[^\"]*\" [\w.$]+(?:Exception|Error)\b",
-    ".net": r"\bUnhandled [Ee]xception(?:\. |: )System\.\w+",
-    "go": r"^panic: \S|^goroutine \d+ \[running\]:",
-    "rust": r"thread '[^']*' panicked at ",
+_RUNTIME_CRASHES: dict[str, tuple[str, str]] = {
+    "facts/crash_cpp": ("c++", r"terminate called after throwing an instance of '"),
+    "facts/crash_java": ("java", r"^Exception in thread \"[^\"]*\" [\w.$]+(?:Exception|Error)\b"),
+    "facts/crash_dotnet": (".net", r"\bUnhandled [Ee]xception(?:\. |: )System\.\w+"),
+    "facts/crash_go": ("go", r"^panic: \S|^goroutine \d+ \[running\]:"),
+    "facts/crash_rust": ("rust", r"thread '[^']*' panicked at "),
 }
+"""Scanner key → (runtime, how it reports an uncaught error)."""
 
 PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec("facts/error_line", _ERROR_WORDS, ignore_case=True),
-    *(
-        PatternSpec(f"facts/crash_{name.strip('.').replace('+', 'p')}", regex)
-        for name, regex in _RUNTIME_CRASHES.items()
-    ),
+    *(PatternSpec(key, regex) for key, (_, regex) in _RUNTIME_CRASHES.items()),
 )
-_CRASH_KEYS = {
-    f"facts/crash_{name.strip('.').replace('+', 'p')}": name for name in _RUNTIME_CRASHES
-}
 
 FACTS: tuple[FactSpec, ...] = (
     FactSpec("error_lines", "list[str]", "-", "log structure",
@@ -98,7 +93,7 @@ def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         found["error_lines"] = [e.text.strip()[:MAX_LINE_CHARS] for e in events]
     crashes = [
         (event.order, runtime)
-        for key, runtime in _CRASH_KEYS.items()
+        for key, (runtime, _) in _RUNTIME_CRASHES.items()
         if key in hits
         for event in hits[key].events()
     ]
