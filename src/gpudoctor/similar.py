@@ -175,6 +175,8 @@ def resemblance_findings(
     if not events or not ended_in_failure(events[-1], facts, input_lines):
         return []
     query = query_of([event.text for event in events], facts)
+    if len(words(query)) < MIN_SHARED_WORDS:
+        return []  # nothing could resemble it: the index (about 80 ms to build) is not needed
     return [_finding(found, events) for found in index().closest(query)]
 
 
