@@ -8,7 +8,7 @@ import pytest
 from gpudoctor.pipeline import explain_text
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.rulebook.model import Example, Role, Rule, Severity
-from gpudoctor.similar import SignatureIndex, words
+from gpudoctor.rulebook.signatures import SignatureIndex, words
 
 
 def rule(rule_id: str, cause: str, *messages: str, role: Role = Role.ROOT) -> Rule:
@@ -27,18 +27,17 @@ def rule(rule_id: str, cause: str, *messages: str, role: Role = Role.ROOT) -> Ru
     )
 
 
-INDEX = SignatureIndex.from_rules(
-    [
-        rule("oom", "gpu_oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"),
-        rule(
-            "peer",
-            "nccl_failure",
-            "NCCL error: remote process exited or there was a network error, peer host-3",
-        ),
-        rule("asserted", "device_side_assert", "device-side assert triggered in indexing kernel"),
-        rule("fb", "app_exception", "ValueError: a fallback example", role=Role.FALLBACK),
-    ]
+RULES = (
+    rule("oom", "gpu_oom", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate"),
+    rule(
+        "peer",
+        "nccl_failure",
+        "NCCL error: remote process exited or there was a network error, peer host-3",
+    ),
+    rule("asserted", "device_side_assert", "device-side assert triggered in indexing kernel"),
+    rule("fb", "app_exception", "ValueError: a fallback example", role=Role.FALLBACK),
 )
+INDEX = SignatureIndex.from_rules(RULES)
 
 
 def test_words_split_identifiers_and_drop_places_numbers_and_frames() -> None:
@@ -51,14 +50,14 @@ def test_words_split_identifiers_and_drop_places_numbers_and_frames() -> None:
 
 def test_the_closest_cause_comes_first_one_per_cause() -> None:
     found = INDEX.closest("the remote process exited during allreduce: network error on peer")
-    assert [r.rule.id for r in found] == ["peer"]
+    assert [RULES[r.rule].id for r in found] == ["peer"]
     assert 0.35 <= found[0].similarity <= 1.0
     assert set(found[0].shared) >= {"remote", "process", "exited", "network", "peer"}
 
 
 def test_an_identical_message_is_fully_similar() -> None:
     [found] = INDEX.closest("device-side assert triggered in indexing kernel")
-    assert found.rule.id == "asserted"
+    assert RULES[found.rule].id == "asserted"
     assert found.similarity == pytest.approx(1.0)
 
 

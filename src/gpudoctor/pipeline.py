@@ -230,7 +230,7 @@ def build_report(
         from gpudoctor.similar import resemblance_findings  # only when no rule found a cause
 
         lines = [summary.lines for summary in scan.inputs]
-        findings += resemblance_findings(book.signature_index, scan.hits, facts, findings, lines)
+        findings += resemblance_findings(book, scan.hits, facts, findings, lines)
     report = Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),

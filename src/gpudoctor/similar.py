@@ -2,148 +2,33 @@
 
 Rules recognise a failure by its message. A message no rule enumerates — a paraphrase, a new
 wrapper around a known error, another library's words for it — makes no rule fire, and the
-report would only name the terminal error as an application error. When that happens, the
-log's terminal error (:func:`gpudoctor.logs.structure.errors.terminal_error`) is compared
-with every rule's ``match`` examples (the error-code catalogues' included): each text becomes
-a set of words (identifiers split at ``_`` and camel case, lower-cased, paths and numbers
-dropped), words are weighted by how rare they are among the examples (inverse document
-frequency), and two texts are as similar as the cosine of their weighted word sets. The
-causes of the closest examples become low-confidence candidates.
-
-Words of the query that no example uses count in its length, so that an error about
-something else (``KeyError: 'lr'``) resembles nothing much.
+report would only name the terminal error as an application error. When that happens and the
+log ended in a failure, the log's terminal error
+(:func:`gpudoctor.logs.structure.errors.terminal_error`) is compared with every rule's
+``match`` examples, the error-code catalogues' included
+(:class:`~gpudoctor.rulebook.signatures.SignatureIndex`), and the causes of the closest
+examples become low-confidence fallbacks.
 """
 
 from __future__ import annotations
 
-import math
-import re
-from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
 from gpudoctor.engine import Finding, likely_cause_found
 from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.logs.structure.errors import terminal_error
 from gpudoctor.report import FactValue
+from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.model import Role, Rule
+from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, words
 from gpudoctor.templates import template_names
 
-MIN_SIMILARITY = 0.35
-"""Below this, a resemblance is noise (measured on the shared corpus and fresh sets)."""
-MIN_SHARED_WORDS = 3
-"""A resemblance rests on at least this many shared words: two ("learning rate") say what a
-message is about, not what went wrong."""
-MAX_CANDIDATES = 2
 END_LINES = 5
 """An error line this close to the end of its input is what the log ended on."""
 RESEMBLANCE_CONFIDENCE = 0.3
 """A resemblance's confidence is its similarity times this: below the fallbacks that name
 the terminal error, never near a likely cause."""
-SKIPPED_CAUSES = frozenset({"app_exception", "none"})
-"""Causes a resemblance never offers: the fallbacks name an application error already."""
-
-_IDENTIFIER = re.compile(r"\b[A-Za-z][A-Za-z0-9_]*")
-_CAMEL_PART = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+")
-_PLACE = re.compile(r"\S*[/\\]\S*|\S+\.(?:py|cpp|cc|cu|h|hpp|so|dll)\b\S*")
-_FRAME_LINE = re.compile(r"^\s*(?:File \"|Traceback \(most recent call last\)|at |#\d+ )")
-_STOP_WORDS = frozenset({
-    "the", "and", "for", "with", "was", "were", "this", "that", "not", "are", "you", "your",
-    "from", "has", "have", "had", "been", "but", "can", "will", "may", "might", "all", "any",
-    "its", "into", "than", "then", "there", "when", "which", "while", "who", "why", "how",
-    "what", "please", "see", "use", "using", "line", "file", "call", "most", "recent", "last",
-    "error", "errors", "exception", "runtime",
-})  # fmt: skip
-
-
-def words(text: str) -> frozenset[str]:
-    """The words of ``text`` that can tell one failure from another."""
-    found = set()
-    for line in text.splitlines():
-        if _FRAME_LINE.match(line):
-            continue  # where the error was raised, not what it was
-        for identifier in _IDENTIFIER.findall(_PLACE.sub(" ", line)):
-            for part in identifier.split("_"):
-                for piece in _CAMEL_PART.findall(part):
-                    word = piece.lower()
-                    if len(word) >= 3 and word not in _STOP_WORDS:
-                        found.add(word)
-    return frozenset(found)
-
-
-@dataclass(frozen=True)
-class Signature:
-    """One known message: the rule it belongs to and its words."""
-
-    rule: Rule
-    words: frozenset[str]
-
-
-@dataclass(frozen=True)
-class Resemblance:
-    """A cause whose known message resembles the query."""
-
-    rule: Rule
-    similarity: float
-    shared: tuple[str, ...]
-    """The words the query and the closest message share, rarest first."""
-
-
-class SignatureIndex:
-    """Every ``match`` example of some rules, ready to compare texts against."""
-
-    def __init__(self, signatures: Sequence[Signature]) -> None:
-        self._signatures = signatures
-        counts = Counter(word for signature in signatures for word in signature.words)
-        total = len(signatures)
-        self._weights = {word: math.log((1 + total) / (1 + n)) + 1.0 for word, n in counts.items()}
-        self._unknown_weight = math.log(1 + total) + 1.0
-        self._norms = [self._norm(signature.words) for signature in signatures]
-
-    @classmethod
-    def from_rules(cls, rules: Iterable[Rule]) -> SignatureIndex:
-        """The index of the text examples of every rule that names a cause (not fallbacks,
-        advice or the causes in :data:`SKIPPED_CAUSES`)."""
-        signatures = [
-            Signature(rule, found)
-            for rule in rules
-            if rule.role not in (Role.FALLBACK, Role.ADVICE) and rule.cause not in SKIPPED_CAUSES
-            for example in rule.examples_match
-            if example.text and (found := words(example.text))
-        ]
-        return cls(signatures)
-
-    def _weight(self, word: str) -> float:
-        return self._weights.get(word, self._unknown_weight)
-
-    def _norm(self, found: Iterable[str]) -> float:
-        return math.sqrt(sum(self._weight(word) ** 2 for word in found))
-
-    def closest(
-        self,
-        text: str,
-        limit: int = MAX_CANDIDATES,
-        minimum: float = MIN_SIMILARITY,
-    ) -> list[Resemblance]:
-        """The causes whose closest example is at least ``minimum`` similar to ``text``, one
-        resemblance per cause, most similar first, at most ``limit``."""
-        query = words(text)
-        query_norm = self._norm(query)
-        if not query_norm:
-            return []
-        best: dict[str, Resemblance] = {}
-        for signature, norm in zip(self._signatures, self._norms, strict=True):
-            shared = query & signature.words
-            if len(shared) < MIN_SHARED_WORDS:
-                continue
-            dot = sum(self._weights[word] ** 2 for word in shared)
-            similarity = dot / (query_norm * norm)
-            held = best.get(signature.rule.cause)
-            if similarity >= minimum and (held is None or similarity > held.similarity):
-                rarest = sorted(shared, key=lambda w: (-self._weights[w], w))
-                best[signature.rule.cause] = Resemblance(signature.rule, similarity, tuple(rarest))
-        ranked = sorted(best.values(), key=lambda r: (-r.similarity, r.rule.id))
-        return ranked[:limit]
 
 
 def query_of(lines: Sequence[str], facts: Mapping[str, object]) -> str:
@@ -158,7 +43,7 @@ def query_of(lines: Sequence[str], facts: Mapping[str, object]) -> str:
 
 
 def resemblance_findings(
-    index: Callable[[], SignatureIndex],
+    book: RuleBook,
     hits: Mapping[str, PatternHits],
     facts: Mapping[str, object],
     findings: Sequence[Finding],
@@ -167,8 +52,7 @@ def resemblance_findings(
     """Low-confidence findings for the causes whose known messages resemble what the log
     ended on, when no rule found a likely cause (none but fallbacks and advice reached
     :data:`~gpudoctor.engine.EXPLAINER_MIN_CONFIDENCE`) and the log ended in a failure
-    (:func:`ended_in_failure`; ``input_lines`` gives each input's line count). ``index`` is
-    only called then."""
+    (:func:`ended_in_failure`; ``input_lines`` gives each input's line count)."""
     if likely_cause_found(findings):
         return []
     events = terminal_error(hits)
@@ -176,8 +60,11 @@ def resemblance_findings(
         return []
     query = query_of([event.text for event in events], facts)
     if len(words(query)) < MIN_SHARED_WORDS:
-        return []  # nothing could resemble it: the index (about 80 ms to build) is not needed
-    return [_finding(found, events) for found in index().closest(query)]
+        return []  # nothing could resemble it: the index is not needed
+    return [
+        _finding(found, book.rule_at(found.rule), events)
+        for found in book.signature_index().closest(query)
+    ]
 
 
 def ended_in_failure(
@@ -198,8 +85,7 @@ def ended_in_failure(
     return total is not None and total - last.line < END_LINES
 
 
-def _finding(found: Resemblance, events: list[Event]) -> Finding:
-    known = found.rule
+def _finding(found: Resemblance, known: Rule, events: list[Event]) -> Finding:
     confidence = round(RESEMBLANCE_CONFIDENCE * found.similarity, 2)
     plain_fix = tuple(step for step in known.fix if not template_names(step)) or known.fix
     rule = replace(

@@ -26,6 +26,7 @@ from gpudoctor.cli import main
 from gpudoctor.rulebook import cache
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.rulebook.files import bundled_rules_dir, rule_files
+from gpudoctor.rulebook.signatures import SignatureIndex
 
 RANKING = Path(__file__).parents[1] / "fixtures" / "rules" / "ranking"
 OOM_LOG = Path(__file__).parents[2] / "examples" / "logs" / "pytorch-oom.log"
@@ -67,16 +68,18 @@ Records = tuple[list[object], list[object]]
 
 
 def read_records(folder: Path, key: str) -> Records:
-    """The entries and rule records of the cache file of ``key``."""
+    """The entries and rule records of the cache file of ``key`` (its last line, the rules'
+    signatures, is left out: :func:`forge` writes an empty one)."""
     lines = (folder / f"rules-{key}.json").read_bytes().partition(b"\n")[2].split(b"\n")
-    return json.loads(lines[1]), [json.loads(line) for line in lines[2:]]
+    return json.loads(lines[1]), [json.loads(line) for line in lines[2:-1]]
 
 
 def forge(folder: Path, key: str, records: Records, *, valid_mac: bool = True) -> Path:
     """Write a cache file for ``key`` holding ``records``."""
     entries, rules = records
     header = {"schema": cache.SCHEMA, "key": key, "rules": len(rules)}
-    payload = b"\n".join(json.dumps(line).encode() for line in [header, entries, *rules])
+    lines = [header, entries, *rules, {"signatures": []}]
+    payload = b"\n".join(json.dumps(line).encode() for line in lines)
     secret = (folder / cache.SECRET_NAME).read_bytes() if valid_mac else b"k" * 32
     mac = cache.blake2b(payload, key=secret, digest_size=cache.MAC_SIZE).hexdigest()
     target = folder / f"rules-{key}.json"
@@ -496,3 +499,27 @@ def test_a_book_without_examples_from_the_cache_and_whole_again(pack: Path, fold
     again = lean.with_examples()
     assert again.has_examples
     assert [r.examples_match for r in again.rules] == [r.examples_match for r in whole.rules]
+
+
+def test_the_cache_holds_the_rules_signatures(pack: Path, folder: Path) -> None:
+    cold = load(pack)
+    from_rules = SignatureIndex.from_rules(cold.with_examples().rules).signatures
+    assert from_rules  # the fixture pack has text examples
+    warm = load(pack)
+    assert not warm.cache_notes
+    assert warm.signature_index().signatures == from_rules
+
+
+def test_forged_signatures_are_refused_and_computed_again(pack: Path, folder: Path) -> None:
+    first = load(pack)
+    key = key_of(pack)
+    expected = SignatureIndex.from_rules(first.with_examples().rules).signatures
+    target = forge(folder, key, read_records(folder, key))
+    # the same file with a signature pointing past the last rule, under a valid MAC
+    mac, _, payload = target.read_bytes().partition(b"\n")
+    payload = payload.rpartition(b"\n")[0] + b'\n{"signatures": [[9999, "gpu_oom", "cuda"]]}'
+    secret = (folder / cache.SECRET_NAME).read_bytes()
+    mac = cache.blake2b(payload, key=secret, digest_size=cache.MAC_SIZE).hexdigest().encode()
+    target.write_bytes(mac + b"\n" + payload)
+    book = load(pack)
+    assert book.signature_index().signatures == expected

@@ -14,7 +14,7 @@ from gpudoctor.rulebook.index import RuleEntry, entry_of
 from gpudoctor.rulebook.model import Rule
 
 if TYPE_CHECKING:
-    from gpudoctor.similar import SignatureIndex
+    from gpudoctor.rulebook.signatures import Signature, SignatureIndex
 
 
 class RuleBook:
@@ -40,12 +40,16 @@ class RuleBook:
         entries: tuple[RuleEntry, ...] | None = None,
         build: Callable[[int], Rule] | None = None,
         reload: Callable[[], RuleBook] | None = None,
+        signatures: Callable[[], list[Signature]] | None = None,
     ) -> None:
         """A book of ``rules``; or, with ``entries`` and ``build`` (which makes the rule of
         entry ``i``, or raises :class:`~gpudoctor.rulebook.cache.CorruptRule`), of rules built
-        when first needed. When building fails, the book becomes what ``reload`` returns."""
+        when first needed. When building fails, the book becomes what ``reload`` returns.
+        ``signatures`` gives the rules' signatures (:mod:`gpudoctor.rulebook.signatures`)
+        without building them, when the cache holds them."""
         self._reload = reload
-        self._signatures: SignatureIndex | None = None
+        self._signatures = signatures
+        self._signature_index: SignatureIndex | None = None
         self.cache_notes = cache_notes
         self.extra_dirs = extra_dirs
         self.bundled = bundled
@@ -100,14 +104,24 @@ class RuleBook:
             return self
         return load_rulebook(self.extra_dirs, bundled=self.bundled)
 
-    def signature_index(self) -> SignatureIndex:
-        """Every rule's example messages, to compare an unrecognised error with (built on
-        first use: it needs the examples, which a run otherwise never reads)."""
-        if self._signatures is None:
-            from gpudoctor.similar import SignatureIndex
+    def rule_at(self, index: int) -> Rule:
+        """The rule of entry ``index``."""
+        return self._rules(lambda: [index])[0]
 
-            self._signatures = SignatureIndex.from_rules(self.with_examples().rules)
-        return self._signatures
+    def signature_index(self) -> SignatureIndex:
+        """Every rule's example messages as words, to compare an unrecognised error with
+        (made on first use: from the rule cache, else from the rules' examples)."""
+        if self._signature_index is None:
+            from gpudoctor.rulebook.signatures import SignatureIndex
+
+            try:
+                if self._signatures is None:
+                    raise CorruptRule("no signatures in the cache")
+                index = SignatureIndex(self._signatures())
+            except CorruptRule:
+                index = SignatureIndex.from_rules(self.with_examples().rules)
+            self._signature_index = index
+        return self._signature_index
 
     def pattern_specs(self) -> list[PatternSpec]:
         """One scanner pattern per rule pattern, keyed ``rule-id/pattern-id``."""
@@ -146,6 +160,7 @@ def load_rulebook(
             entries=pack.entries,
             build=lambda index: pack.rule(index, examples=examples),
             reload=lambda: _load_yaml(paths, key, extra_dirs, bundled, []),
+            signatures=pack.signatures,
             cache_notes=tuple(dict.fromkeys(notes)),
             extra_dirs=tuple(extra_dirs),
             bundled=bundled,

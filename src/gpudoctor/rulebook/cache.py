@@ -22,7 +22,9 @@ forgeable by anyone but the user:
 The payload is JSON lines: a header (schema and key), the rules' entries
 (:mod:`gpudoctor.rulebook.index`: what a run needs before the rules themselves), then one line
 per rule, rebuilt only when asked for (:class:`CachedPack`): a short ``explain`` rebuilds the
-few rules whose lines occur in its log.
+few rules whose lines occur in its log; last, the words of every rule's examples
+(:mod:`gpudoctor.rulebook.signatures`), read only by a run that compares an unrecognised error
+with them.
 
 Anything unexpected (a missing or unknown field, a bad MAC, a truncated file) makes the cached
 pack unusable: it is reported in the notes, the pack is loaded from YAML and the cache file is
@@ -40,18 +42,22 @@ import sys
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpudoctor import __version__
 from gpudoctor.rulebook.codec import CodecError, rule_from_data, rule_to_data
 from gpudoctor.rulebook.index import RuleEntry, entry_from_data, entry_to_data
 from gpudoctor.rulebook.model import Rule
 
+if TYPE_CHECKING:
+    from gpudoctor.rulebook.signatures import Signature
+
 try:  # what hashlib.blake2b is; importing hashlib itself loads OpenSSL (~2 ms more at start)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - CPython always builds _blake2
     from hashlib import blake2b
 
-SCHEMA = "gpudoctor.rulecache/2"
+SCHEMA = "gpudoctor.rulecache/3"
 SECRET_NAME = "mac-key"
 SECRET_SIZE = 32
 MAC_SIZE = 32
@@ -135,9 +141,41 @@ class CorruptRule(ValueError):
 class CachedPack:
     """A pack read from the cache: its entries at once, each rule when first asked for."""
 
-    def __init__(self, entries: tuple[RuleEntry, ...], rule_lines: Sequence[bytes]) -> None:
+    def __init__(
+        self,
+        entries: tuple[RuleEntry, ...],
+        rule_lines: Sequence[bytes],
+        signature_line: bytes = b"",
+    ) -> None:
         self.entries = entries
         self._rule_lines = rule_lines
+        self._signature_line = signature_line
+
+    def signatures(self) -> list[Signature]:
+        """The rules' signatures (:func:`~gpudoctor.rulebook.signatures.rule_signatures` of
+        each rule, in order)."""
+        from gpudoctor.rulebook.signatures import Signature
+
+        try:
+            data = json.loads(self._signature_line)
+        except ValueError as exc:
+            raise CorruptRule(f"the signatures do not decode ({exc})") from exc
+        rows = data.get("signatures") if isinstance(data, dict) else None
+        if not isinstance(rows, list):
+            raise CorruptRule("the signatures do not decode")
+        found = []
+        for row in rows:
+            if not (
+                isinstance(row, list)
+                and len(row) == 3
+                and type(row[0]) is int
+                and 0 <= row[0] < len(self.entries)
+                and isinstance(row[1], str)
+                and isinstance(row[2], str)
+            ):
+                raise CorruptRule(f"a signature does not decode: {row!r:.80}")
+            found.append(Signature(row[0], row[1], frozenset(row[2].split())))
+        return found
 
     def rule(self, index: int, *, examples: bool) -> Rule:
         """The rule of entry ``index``; with ``examples`` false, without its examples."""
@@ -197,10 +235,13 @@ def store(
     if folder is None:
         return
     try:
-        payload = _encode(rules, entries, key)
+        signatures = _signatures(rules)
+        payload = _encode(rules, entries, signatures, key)
         pack = _parse(payload, key)
-        faithful = pack.entries == entries and all(
-            pack.rule(i, examples=True) == rule for i, rule in enumerate(rules)
+        faithful = (
+            pack.entries == entries
+            and all(pack.rule(i, examples=True) == rule for i, rule in enumerate(rules))
+            and pack.signatures() == signatures
         )
     except (TypeError, ValueError):  # a value JSON cannot hold at all
         payload, faithful = b"", False
@@ -221,16 +262,28 @@ def store(
         os.close(folder_fd)
 
 
-def _encode(rules: tuple[Rule, ...], entries: tuple[RuleEntry, ...], key: str) -> bytes:
+def _encode(
+    rules: tuple[Rule, ...],
+    entries: tuple[RuleEntry, ...],
+    signatures: Sequence[Signature],
+    key: str,
+) -> bytes:
     if len(rules) != len(entries):
         raise ValueError("one entry per rule")
     lines = [
         {"schema": SCHEMA, "key": key, "rules": len(rules)},
         [entry_to_data(e) for e in entries],
         *(rule_to_data(r) for r in rules),
+        {"signatures": [[s.rule, s.cause, " ".join(sorted(s.words))] for s in signatures]},
     ]
     # json.dumps escapes every newline inside strings, so a line is exactly one record.
     return b"\n".join(json.dumps(line, separators=(",", ":")).encode() for line in lines)
+
+
+def _signatures(rules: Sequence[Rule]) -> list[Signature]:
+    from gpudoctor.rulebook.signatures import SignatureIndex  # only when a pack is stored
+
+    return SignatureIndex.from_rules(rules).signatures
 
 
 def _decode(data: bytes, secret: bytes, key: str) -> CachedPack:
@@ -252,9 +305,9 @@ def _parse(payload: bytes, key: str) -> CachedPack:
     if header["schema"] != SCHEMA or header["key"] != key:
         raise CodecError("another schema or key")
     entries = json.loads(lines[1]) if len(lines) > 1 else None
-    if not isinstance(entries, list) or not header["rules"] == len(entries) == len(lines) - 2:
+    if not isinstance(entries, list) or not header["rules"] == len(entries) == len(lines) - 3:
         raise CodecError("the entries do not match the rules")
-    return CachedPack(tuple(entry_from_data(e) for e in entries), lines[2:])
+    return CachedPack(tuple(entry_from_data(e) for e in entries), lines[2:-1], lines[-1])
 
 
 def _reason(exc: BaseException) -> str:
