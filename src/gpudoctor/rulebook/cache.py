@@ -62,7 +62,7 @@ SECRET_NAME = "mac-key"
 SECRET_SIZE = 32
 MAC_SIZE = 32
 MAX_CACHE_BYTES = 64 << 20
-"""A cache file larger than this is not read (today's pack is about 0.4 MB)."""
+"""A cache file larger than this is not read (today's bundled pack is about 2 MB)."""
 STALE_OTHER_PACK = 30 * 86400
 """Cache files of other sets of rule files are removed when older than this (seconds)."""
 STALE_TEMP = 3600
