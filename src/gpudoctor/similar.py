@@ -17,11 +17,11 @@ from dataclasses import replace
 
 from gpudoctor.engine import Finding, likely_cause_found
 from gpudoctor.logs.scanner import Event, PatternHits
-from gpudoctor.logs.structure.errors import terminal_error
+from gpudoctor.logs.structure.errors import crash_report, terminal_error
 from gpudoctor.report import FactValue
 from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.model import Role, Rule
-from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, words
+from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, rule_signatures, words
 from gpudoctor.templates import template_names
 
 END_LINES = 5
@@ -56,30 +56,39 @@ def resemblance_findings(
     if likely_cause_found(findings):
         return []
     events = terminal_error(hits)
-    if not events or not ended_in_failure(events[-1], facts, input_lines):
+    if not events or not ended_in_failure(events, hits, facts, input_lines):
         return []
     query = query_of([event.text for event in events], facts)
     if len(words(query)) < MIN_SHARED_WORDS:
         return []  # nothing could resemble it: the index is not needed
+    found = [(r, book.rule_at(r.rule)) for r in book.signature_index().closest(query)]
+    # A signature names its rule by index: one that does not lead back to a rule of its cause
+    # that has signatures (a stale or forged cache) is not used.
     return [
-        _finding(found, book.rule_at(found.rule), events)
-        for found in book.signature_index().closest(query)
+        _finding(resemblance, rule, events)
+        for resemblance, rule in found
+        if rule.cause == resemblance.cause and rule_signatures(rule)
     ]
 
 
 def ended_in_failure(
-    last: Event, facts: Mapping[str, object], input_lines: Sequence[int | None]
+    events: Sequence[Event],
+    hits: Mapping[str, PatternHits],
+    facts: Mapping[str, object],
+    input_lines: Sequence[int | None],
 ) -> bool:
-    """The log ended in a failure: a traceback nothing followed with success, a signal, a
-    failing exit code, another runtime's crash report, or an error line among the last
-    :data:`END_LINES` of its input (an error line in the middle of a log that went on is
-    something the job survived)."""
+    """The log ended in a failure after ``events`` (its terminal error): a traceback nothing
+    followed with success, a signal, a failing exit code, another runtime's crash report at
+    or after them, or an error line among the last :data:`END_LINES` of its input (an error
+    line in the middle of a log that went on is something the job survived)."""
     if facts.get("exception_at_end") is True or facts.get("exit_signal") is not None:
-        return True
-    if facts.get("runtime_crash") is not None:
         return True
     if facts.get("exit_code") not in (None, 0):
         return True
+    crash = crash_report(hits)
+    if crash is not None and crash[0].order >= events[0].order:
+        return True
+    last = events[-1]
     index = last.order[0]
     total = input_lines[index] if 0 <= index < len(input_lines) else None
     return total is not None and total - last.line < END_LINES

@@ -417,3 +417,27 @@ def test_an_inputs_origin_fills_what_its_lines_do_not_say() -> None:
     scanner.scan(read_blocks(io.BytesIO(data), InputStats(name="kernel log")), 0, Origin(node="b7"))
     assert scanner.hits["r/xid"].events()[0].node == "b7"
     assert scanner.hits["r/xid"].nodes == {"b7"}
+
+
+def test_a_thread_that_cannot_start_leaves_the_scan_to_one(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A node at its process limit cannot start a thread: the scan goes on in the calling
+    # thread and finds what one thread finds.
+    monkeypatch.setattr(scanner_module, "SET_PIECE", 64)
+    monkeypatch.setattr(scanner_module, "THREAD_MIN_BYTES", 1024)
+    monkeypatch.setattr(reader_module, "CHUNK_BYTES", 4096)
+    lines = [b"plain line %d" % i for i in range(1, 3001)]
+    for n in (5, 1500, 2999):
+        lines[n - 1] = b"RuntimeError: CUDA error: an illegal memory access (%d)" % n
+    data = b"\n".join(lines) + b"\n"
+    specs = [PatternSpec("r/ima", r"illegal memory access \((?P<n>\d+)\)", captures={"n": _INT})]
+
+    def refuse(self: threading.Thread) -> None:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(threading.Thread, "start", refuse)
+    scanner = Scanner(specs, threads=2)
+    scanner.scan(read_blocks(io.BytesIO(data), InputStats(name="log")))
+    hits = scanner.hits["r/ima"]
+    assert [e.line for e in hits.events()] == [5, 1500, 2999]

@@ -523,3 +523,4 @@ def test_forged_signatures_are_refused_and_computed_again(pack: Path, folder: Pa
     target.write_bytes(mac + b"\n" + payload)
     book = load(pack)
     assert book.signature_index().signatures == expected
+    assert any("signatures not used" in note for note in book.cache_notes)

@@ -433,7 +433,8 @@ class Scanner:
                 # Per pattern, the first and last piece where the set found it.
                 spans: dict[int, list[int]] = {}
                 pieces = list(_pieces(data))
-                for indices, found in self._match_sets(memoryview(data), pieces, pool):
+                threaded = pool if self._threads > 1 else None
+                for indices, found in self._match_sets(memoryview(data), pieces, threaded):
                     for (start, end), positions in zip(pieces, found, strict=True):
                         for position in positions or ():
                             span = spans.setdefault(indices[position], [start, end])
@@ -458,7 +459,12 @@ class Scanner:
                 yield indices, _match_pieces(pattern_set, view, pieces)
                 continue
             middle = len(pieces) // 2
-            second = pool.submit(_match_pieces, pattern_set, view, pieces[middle:])
+            try:
+                second = pool.submit(_match_pieces, pattern_set, view, pieces[middle:])
+            except RuntimeError:  # no thread can be started (a process or pid limit reached)
+                self._threads = 1
+                yield indices, _match_pieces(pattern_set, view, pieces)
+                continue
             yield indices, _match_pieces(pattern_set, view, pieces[:middle]) + second.result()
 
     def _drop_saturated(self) -> None:

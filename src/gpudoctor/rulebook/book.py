@@ -118,7 +118,10 @@ class RuleBook:
                 if self._signatures is None:
                     raise CorruptRule("no signatures in the cache")
                 index = SignatureIndex(self._signatures())
-            except CorruptRule:
+            except CorruptRule as exc:
+                if self._signatures is not None:
+                    note = f"rule cache signatures not used ({exc}); computed from the rules"
+                    self.cache_notes = (*self.cache_notes, note)
                 index = SignatureIndex.from_rules(self.with_examples().rules)
             self._signature_index = index
         return self._signature_index

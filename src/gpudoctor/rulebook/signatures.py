@@ -40,6 +40,8 @@ _STOP_WORDS = frozenset({
     "its", "into", "than", "then", "there", "when", "which", "while", "who", "why", "how",
     "what", "please", "see", "use", "using", "line", "file", "call", "most", "recent", "last",
     "error", "errors", "exception", "runtime",
+    # launchers' and schedulers' words for how a process ended: said of every failure alike
+    "exit", "exited", "code", "status", "returned", "command", "task", "node",
 })  # fmt: skip
 
 

@@ -76,12 +76,43 @@ def fact_names() -> frozenset[str]:
     return frozenset(spec.name for spec in FACTS)
 
 
+_ENDING_PREFIX = "facts/end_"
+"""The process-endings reader's keys (:mod:`gpudoctor.logs.structure.endings`)."""
+
+
 def _error_events(hits: Mapping[str, PatternHits]) -> list[Event]:
+    """The last error lines, warnings and process-ending reports left out (a launcher's
+    "exited with exit code 1" says that something failed, not what).
+
+    Only the pattern's last kept lines are looked at when it matched more lines than it
+    keeps: the first ones kept are not the log's last error lines."""
     found = hits.get("facts/error_line")
     if found is None:
         return []
-    kept = [e for e in found.events() if not _NOT_AN_ERROR.search(e.text)]
+    events = found.events()
+    if found.count > len(events):
+        events = list(found.last)
+    endings = _ending_lines(hits)
+    kept = [e for e in events if not _NOT_AN_ERROR.search(e.text) and e.order not in endings]
     return kept[-MAX_ERROR_LINES:]
+
+
+def _ending_lines(hits: Mapping[str, PatternHits]) -> set[tuple[int, int]]:
+    """Where the lines that report a process ending are (input, line)."""
+    return {
+        e.order for key, h in hits.items() if key.startswith(_ENDING_PREFIX) for e in h.events()
+    }
+
+
+def crash_report(hits: Mapping[str, PatternHits]) -> tuple[Event, str] | None:
+    """The last report of another runtime's crash in the log, with the runtime's name."""
+    crashes = [
+        (event, runtime)
+        for key, (runtime, _) in _RUNTIME_CRASHES.items()
+        if key in hits
+        for event in hits[key].events()
+    ]
+    return max(crashes, key=lambda found: found[0].order, default=None)
 
 
 def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
@@ -91,27 +122,24 @@ def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     events = _error_events(hits)
     if events:
         found["error_lines"] = [e.text.strip()[:MAX_LINE_CHARS] for e in events]
-    crashes = [
-        (event.order, runtime)
-        for key, (runtime, _) in _RUNTIME_CRASHES.items()
-        if key in hits
-        for event in hits[key].events()
-    ]
-    if crashes:
-        found["runtime_crash"] = max(crashes)[1]
+    crash = crash_report(hits)
+    if crash is not None:
+        found["runtime_crash"] = crash[1]
     return found
 
 
 def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
     """The lines the log ended on: the last exception line of a traceback when there is one
-    (and no error line follows it in the same input), else the last error lines."""
+    (and no error line other than a process-ending report follows it in the same input),
+    else the last error lines."""
+    endings = _ending_lines(hits)  # "CalledProcessError: ... returned non-zero exit status 1"
     exceptions = sorted(
         (
             e
             for key in _EXCEPTION_KEYS
             if key in hits
             for e in hits[key].events()
-            if not str(e.captures.get("type", "")).endswith("Warning")
+            if not str(e.captures.get("type", "")).endswith("Warning") and e.order not in endings
         ),
         key=lambda e: e.order,
     )
