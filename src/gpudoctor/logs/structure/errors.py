@@ -8,7 +8,7 @@ with known signatures (:mod:`gpudoctor.similar`) when no rule fired.
 
 =====================  =========  ===================================================
 ``error_lines``        list[str]  the last (at most three) such lines, in reading order,
-                                  warnings left out
+                                  warnings and process-ending reports left out
 ``runtime_crash``      str        the runtime whose own crash report the log holds:
                                   ``c++`` (std::terminate), ``java``, ``.net``, ``go``
                                   (panic), ``rust`` (panic)
@@ -55,7 +55,8 @@ PATTERNS: tuple[PatternSpec, ...] = (
 FACTS: tuple[FactSpec, ...] = (
     FactSpec("error_lines", "list[str]", "-", "log structure",
              "The last (at most three) lines that carry an error word (error, fatal, failed, "
-             "abort, exception, panic, cannot, unable to), warnings left out."),
+             "abort, exception, panic, cannot, unable to), warnings and process-ending "
+             "reports left out."),
     FactSpec("runtime_crash", "str", "-", "log structure",
              "The runtime whose own report of an uncaught error the log holds: c++ "
              "(std::terminate), java, .net, go or rust (a panic)."),
