@@ -26,7 +26,7 @@ from gpudoctor.cli import main
 from gpudoctor.rulebook import cache
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.rulebook.files import bundled_rules_dir, rule_files
-from gpudoctor.rulebook.signatures import SignatureIndex
+from gpudoctor.rulebook.signatures import WORDS_KEY, SignatureIndex
 
 RANKING = Path(__file__).parents[1] / "fixtures" / "rules" / "ranking"
 OOM_LOG = Path(__file__).parents[2] / "examples" / "logs" / "pytorch-oom.log"
@@ -78,7 +78,7 @@ def forge(folder: Path, key: str, records: Records, *, valid_mac: bool = True) -
     """Write a cache file for ``key`` holding ``records``."""
     entries, rules = records
     header = {"schema": cache.SCHEMA, "key": key, "rules": len(rules)}
-    lines = [header, entries, *rules, {"signatures": []}]
+    lines = [header, entries, *rules, {"words": WORDS_KEY, "signatures": []}]
     payload = b"\n".join(json.dumps(line).encode() for line in lines)
     secret = (folder / cache.SECRET_NAME).read_bytes() if valid_mac else b"k" * 32
     mac = cache.blake2b(payload, key=secret, digest_size=cache.MAC_SIZE).hexdigest()
@@ -517,10 +517,22 @@ def test_forged_signatures_are_refused_and_computed_again(pack: Path, folder: Pa
     target = forge(folder, key, read_records(folder, key))
     # the same file with a signature pointing past the last rule, under a valid MAC
     mac, _, payload = target.read_bytes().partition(b"\n")
-    payload = payload.rpartition(b"\n")[0] + b'\n{"signatures": [[9999, "gpu_oom", "cuda"]]}'
+    forged = {"words": WORDS_KEY, "signatures": [[9999, "gpu_oom", "cuda"]]}
+    payload = payload.rpartition(b"\n")[0] + b"\n" + json.dumps(forged).encode()
     secret = (folder / cache.SECRET_NAME).read_bytes()
     mac = cache.blake2b(payload, key=secret, digest_size=cache.MAC_SIZE).hexdigest().encode()
     target.write_bytes(mac + b"\n" + payload)
     book = load(pack)
     assert book.signature_index().signatures == expected
     assert any("signatures not used" in note for note in book.cache_notes)
+
+
+def test_signatures_of_another_word_reader_are_computed_again(
+    pack: Path, folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    first = load(pack)
+    expected = SignatureIndex.from_rules(first.with_examples().rules).signatures
+    monkeypatch.setattr("gpudoctor.rulebook.signatures.WORDS_KEY", "an-older-reader")
+    book = load(pack)
+    assert book.signature_index().signatures == expected
+    assert any("another version of the word reader" in note for note in book.cache_notes)

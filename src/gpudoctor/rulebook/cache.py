@@ -154,12 +154,14 @@ class CachedPack:
     def signatures(self) -> list[Signature]:
         """The rules' signatures (:func:`~gpudoctor.rulebook.signatures.rule_signatures` of
         each rule, in order)."""
-        from gpudoctor.rulebook.signatures import Signature
+        from gpudoctor.rulebook.signatures import WORDS_KEY, Signature
 
         try:
             data = json.loads(self._signature_line)
         except ValueError as exc:
             raise CorruptRule(f"the signatures do not decode ({exc})") from exc
+        if isinstance(data, dict) and data.get("words") != WORDS_KEY:
+            raise CorruptRule("the signatures were read by another version of the word reader")
         rows = data.get("signatures") if isinstance(data, dict) else None
         if not isinstance(rows, list):
             raise CorruptRule("the signatures do not decode")
@@ -274,10 +276,19 @@ def _encode(
         {"schema": SCHEMA, "key": key, "rules": len(rules)},
         [entry_to_data(e) for e in entries],
         *(rule_to_data(r) for r in rules),
-        {"signatures": [[s.rule, s.cause, " ".join(sorted(s.words))] for s in signatures]},
+        {
+            "words": _words_key(),
+            "signatures": [[s.rule, s.cause, " ".join(sorted(s.words))] for s in signatures],
+        },
     ]
     # json.dumps escapes every newline inside strings, so a line is exactly one record.
     return b"\n".join(json.dumps(line, separators=(",", ":")).encode() for line in lines)
+
+
+def _words_key() -> str:
+    from gpudoctor.rulebook.signatures import WORDS_KEY
+
+    return WORDS_KEY
 
 
 def _signatures(rules: Sequence[Rule]) -> list[Signature]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import zlib
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -43,6 +44,14 @@ _STOP_WORDS = frozenset({
     # launchers' and schedulers' words for how a process ended: said of every failure alike
     "exit", "exited", "code", "status", "returned", "command", "task", "node",
 })  # fmt: skip
+
+_READER = (
+    *sorted(_STOP_WORDS),
+    *(p.pattern for p in (_IDENTIFIER, _CAMEL_PART, _PLACE, _FRAME_LINE)),
+)
+WORDS_KEY = f"{zlib.crc32(chr(0).join(_READER).encode()):08x}"
+"""Names how :func:`words` reads a text: signatures cached by another version of it are not
+used (the rule cache's key covers the rules and gpudoctor's version, not this code)."""
 
 
 def words(text: str) -> frozenset[str]:
