@@ -81,7 +81,9 @@ _ENDING_PREFIX = "facts/end_"
 """The process-endings reader's keys (:mod:`gpudoctor.logs.structure.endings`)."""
 
 
-def _error_events(hits: Mapping[str, PatternHits]) -> list[Event]:
+def _error_events(
+    hits: Mapping[str, PatternHits], endings: set[tuple[int, int]] | None = None
+) -> list[Event]:
     """The last error lines, warnings and process-ending reports left out (a launcher's
     "exited with exit code 1" says that something failed, not what).
 
@@ -93,8 +95,10 @@ def _error_events(hits: Mapping[str, PatternHits]) -> list[Event]:
     events = found.events()
     if found.count > len(events):
         events = list(found.last)
-    endings = _ending_lines(hits)
-    kept = [e for e in events if not _NOT_AN_ERROR.search(e.text) and e.order not in endings]
+    kept = [e for e in events if not _NOT_AN_ERROR.search(e.text)]
+    if kept:  # the endings reader's lines, looked up only when there is something to drop
+        endings = _ending_lines(hits) if endings is None else endings
+        kept = [e for e in kept if e.order not in endings]
     return kept[-MAX_ERROR_LINES:]
 
 
@@ -144,7 +148,7 @@ def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
         ),
         key=lambda e: e.order,
     )
-    errors = _error_events(hits)
+    errors = _error_events(hits, endings)
     if exceptions:
         last = exceptions[-1]
         later = [e for e in errors if e.order[0] == last.order[0] and e.order > last.order]
