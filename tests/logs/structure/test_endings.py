@@ -63,6 +63,11 @@ def facts_of(text: str) -> dict[str, object]:
         ("mpirun noticed that process rank 2 with PID 0 on node n7 exited on signal 11 "
          "(Segmentation fault).", None, 11, "mpi"),
         ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.', None, 11, "gdb"),
+        # MPI_Abort's number is the program's error code: -1 and 9 are not SIGHUP and SIGKILL
+        ("MPICH ERROR [Rank 2] [job id 88.0] [nid0007] - Abort(-1) (rank 2 in comm 0): "
+         "MPIDI_init: bad configuration", -1, None, "mpi"),
+        ("MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD with errorcode 9.",
+         9, None, "mpi"),
     ],
 )  # fmt: skip
 def test_endings(line: str, code: int | None, signal: int | None, reporter: str) -> None:
@@ -110,6 +115,19 @@ def test_schedulers() -> None:
     assert pressure["oom_killed"] is True and pressure["oom_killed_by"] == "kubernetes"
     disk = facts_of("Message: The node had condition: [DiskPressure].\n")
     assert disk.get("oom_killed") is not True
+    runc = facts_of(
+        'Error: container create failed: msg="runc create failed: unable to start '
+        'container process: container init was OOM-killed (memory limit too low?)"\n'
+    )
+    assert runc["oom_killed"] is True and runc["oom_killed_by"] == "docker"
+
+
+def test_open_mpi_error_code_on_its_own_line() -> None:
+    facts = facts_of(
+        "MPI_ABORT was invoked on rank 0 in communicator MPI_COMM_WORLD\nwith errorcode 6.\n"
+    )
+    assert facts["exit_code"] == 6
+    assert "exit_signal" not in facts
 
 
 def test_make_reports_the_recipe_exit_status() -> None:

@@ -16,7 +16,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
                               python, deepspeed, accelerate, docker, systemd, mpi, kernel,
                               gdb, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
-``oom_killed_by``      str    which: slurm, kubernetes, ray, kernel
+``oom_killed_by``      str    which: slurm, kubernetes, docker, ray, kernel
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
 ``node_failed``        bool   the scheduler reported the node failed
 ``process_ended``      bool   some ending was reported at all
@@ -229,6 +229,9 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"\bOOMKilled\b|The node was low on resource: memory|"
         r"The node had condition: \[[^\]]*\bMemoryPressure\b",
     ),
+    # runc (under Docker, containerd, Kubernetes): "container init was OOM-killed (memory
+    # limit too low?)" when the container's memory limit is hit while it starts.
+    PatternSpec("facts/end_docker_oom", r"container init was OOM-killed"),
     PatternSpec(
         "facts/end_kubernetes_code",
         r"^\s*Exit Code:\s*(?P<code>\d+)\s*$",
@@ -263,6 +266,16 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/end_mpi_signal",
         r"exited on signal (?P<signum>\d+) \(",
         captures={"signum": _I},
+    ),
+    # MPI_Abort: MPICH "Abort(-1) (rank 0 in comm 0): <reason>"; Open MPI "MPI_ABORT was
+    # invoked on rank 3 in communicator MPI_COMM_WORLD" with "with errorcode 1." on its own
+    # line. The number is the program's error code, never a signal.
+    PatternSpec(
+        "facts/end_mpi_abort",
+        r"\bAbort\((?P<errorcode>-?\d+)\) \(rank \d+ in comm \d+\)|"
+        r"MPI_ABORT was invoked on rank \d+ in communicator \S+(?: with errorcode "
+        r"(?P<errorcode2>-?\d+))?|^\s*with errorcode (?P<errorcode3>-?\d+)\.\s*$",
+        captures={"errorcode": _I, "errorcode2": _I, "errorcode3": _I},
     ),
     # systemd: "Main process exited, code=killed, status=9/KILL", "status=1/FAILURE"
     PatternSpec(
@@ -329,7 +342,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
-             "Who said it killed for memory: slurm, kubernetes, ray or kernel."),
+             "Who said it killed for memory: slurm, kubernetes, docker, ray or kernel."),
     FactSpec("time_limit_hit", "bool", "-", "log structure",
              "The scheduler cancelled the job at its time limit."),
     FactSpec("node_failed", "bool", "-", "log structure",
@@ -356,7 +369,13 @@ def signal_of_code(code: int) -> int | None:
 
 _GENERIC = "facts/end_process_"
 _OOM_KEYS = frozenset(
-    ("facts/end_slurm_oom", "facts/end_kubernetes_oom", "facts/end_ray_oom", "facts/end_kernel_oom")
+    (
+        "facts/end_slurm_oom",
+        "facts/end_kubernetes_oom",
+        "facts/end_docker_oom",
+        "facts/end_ray_oom",
+        "facts/end_kernel_oom",
+    )
 )
 
 
@@ -367,6 +386,12 @@ def _reporter(key: str) -> str:
 def _event_ending(event: Event) -> tuple[int | None, int | None]:
     """(exit code, signal) one event states, either may be ``None``."""
     caps = event.captures
+    errorcode = next(
+        (v for k in ("errorcode", "errorcode2", "errorcode3") if isinstance(v := caps.get(k), int)),
+        None,
+    )
+    if errorcode is not None:  # MPI_Abort's code is the program's, not a signal's
+        return errorcode, None
     code = next((v for k in ("code", "code2", "code3") if isinstance(v := caps.get(k), int)), None)
     signal: int | None = None
     signum = caps.get("signum")
