@@ -120,6 +120,8 @@ def test_schedulers() -> None:
         'container process: container init was OOM-killed (memory limit too low?)"\n'
     )
     assert runc["oom_killed"] is True and runc["oom_killed_by"] == "docker"
+    unit = facts_of("Jun 03 04:05:06 box systemd[1]: llm.service: Failed with result 'oom-kill'.\n")
+    assert unit["oom_killed"] is True and unit["oom_killed_by"] == "systemd"
 
 
 def test_open_mpi_error_code_on_its_own_line() -> None:

@@ -16,7 +16,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
                               python, deepspeed, accelerate, docker, systemd, mpi, kernel,
                               gdb, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
-``oom_killed_by``      str    which: slurm, kubernetes, docker, ray, kernel
+``oom_killed_by``      str    which: slurm, kubernetes, docker, systemd, ray, kernel
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
 ``node_failed``        bool   the scheduler reported the node failed
 ``process_ended``      bool   some ending was reported at all
@@ -283,6 +283,13 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"code=(?:exited|killed|dumped), status=(?P<status>\d+)/(?P<statname>[A-Z]+)",
         captures={"status": _I},
     ),
+    # systemd's own OOM reports (unit.c, service.c): "ollama.service: A process of this unit
+    # has been killed by the OOM killer.", "Failed with result 'oom-kill'."
+    PatternSpec(
+        "facts/end_systemd_oom",
+        r"A process of this unit has been killed by the OOM killer|"
+        r"Failed with result '(?:oom-kill|oom_kill)'",
+    ),
     # docker ps: "Exited (137) 5 minutes ago"
     PatternSpec(
         "facts/end_docker_code",
@@ -342,7 +349,8 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
-             "Who said it killed for memory: slurm, kubernetes, docker, ray or kernel."),
+             "Who said it killed for memory: slurm, kubernetes, docker, systemd, ray or "
+             "kernel."),
     FactSpec("time_limit_hit", "bool", "-", "log structure",
              "The scheduler cancelled the job at its time limit."),
     FactSpec("node_failed", "bool", "-", "log structure",
@@ -373,6 +381,7 @@ _OOM_KEYS = frozenset(
         "facts/end_slurm_oom",
         "facts/end_kubernetes_oom",
         "facts/end_docker_oom",
+        "facts/end_systemd_oom",
         "facts/end_ray_oom",
         "facts/end_kernel_oom",
     )
