@@ -43,12 +43,6 @@ def _causes(text: str, book: RuleBook) -> list[tuple[str, float]]:
             "gpu_oom",
         ),
         (
-            "RuntimeError: CUDA error: unspecified launch failure\n"
-            "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
-            "illegal_memory_access",
-            "xid_hardware",
-        ),
-        (
             "[81234.551020] NVRM: Xid (PCI:0000:c1:00): 79, pid=40112, name=python, "
             "GPU has fallen off the bus.\n",
             "xid_hardware",
@@ -72,6 +66,19 @@ def test_the_hidden_cause_follows_the_surface_one(
     lead = dict(causes)[hidden]
     assert lead < ALARM
     assert lead < causes[0][1]
+
+
+def test_an_unspecified_launch_failure_offers_the_gpu_first_and_the_kernel_bug_second(
+    book: RuleBook,
+) -> None:
+    causes = _causes(
+        "RuntimeError: CUDA error: unspecified launch failure\n"
+        "Compile with `TORCH_USE_CUDA_DSA` to enable device-side assertions.\n",
+        book,
+    )
+    names = [c for c, _ in causes]
+    assert names[:2] == ["xid_hardware", "illegal_memory_access"]
+    assert all(confidence < ALARM for _, confidence in causes)
 
 
 def test_the_lead_is_folded_into_a_real_oom(book: RuleBook) -> None:
