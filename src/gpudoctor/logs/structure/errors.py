@@ -11,7 +11,8 @@ with known signatures (:mod:`gpudoctor.similar`) when no rule fired.
                                   warnings and process-ending reports left out
 ``runtime_crash``      str        the runtime whose own crash report the log holds:
                                   ``c++`` (std::terminate), ``java``, ``.net``, ``go``
-                                  (panic), ``rust`` (panic)
+                                  (panic), ``rust`` (panic), or ``native``: a native
+                                  stack as gdb prints it (a debugged crash, a core file)
 =====================  =========  ===================================================
 
 :func:`terminal_error` gives the lines a log ended on as events: the terminal exception of
@@ -44,6 +45,8 @@ _RUNTIME_CRASHES: dict[str, tuple[str, str]] = {
     "facts/crash_dotnet": (".net", r"\bUnhandled [Ee]xception(?:\. |: )System\.\w+"),
     "facts/crash_go": ("go", r"^panic: \S|^goroutine \d+ \[running\]:"),
     "facts/crash_rust": ("rust", r"thread '[^']*' panicked at "),
+    # a native stack as gdb prints it (bt, a core file): "#3  0x00007f2c41a3b1e2 in f () from x.so"
+    "facts/crash_native": ("native", r"^\s*#\d{1,3}\s+0x[0-9a-fA-F]{4,16} in [\w:~<(]"),
 }
 """Scanner key → (runtime, how it reports an uncaught error)."""
 
@@ -59,7 +62,8 @@ FACTS: tuple[FactSpec, ...] = (
              "reports left out."),
     FactSpec("runtime_crash", "str", "-", "log structure",
              "The runtime whose own report of an uncaught error the log holds: c++ "
-             "(std::terminate), java, .net, go or rust (a panic)."),
+             "(std::terminate), java, .net, go or rust (a panic); native for a native stack "
+             "as gdb prints it (a debugged crash, a core file)."),
 )  # fmt: skip
 
 # Warnings and informational lines: the word "warning", glog / TensorFlow / c10 severity
