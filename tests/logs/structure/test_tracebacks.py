@@ -49,7 +49,8 @@ def test_plain_traceback() -> None:
 @pytest.mark.parametrize(
     "prefix",
     ["[rank3]: ", "3: ", "[default0]:", "E1203 10:11:12.345678 9876 run.py:40] ",
-     "2025-02-03 04:05:06,789 ERROR ", "(RayTrainWorker pid=5511, ip=10.1.2.3) ", "> "],
+     "2025-02-03 04:05:06,789 ERROR ", "(RayTrainWorker pid=5511, ip=10.1.2.3) ", "> ",
+     "[gpu-node-07:3]", "[gpu-node-07:3]: "],
 )  # fmt: skip
 def test_prefixed_lines(prefix: str) -> None:
     text = "".join(prefix + line + "\n" for line in PLAIN.splitlines())

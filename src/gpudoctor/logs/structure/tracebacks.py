@@ -45,16 +45,18 @@ from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
 
 # What launchers and loggers put before a traceback's lines: "[rank3]:", "3: " (srun
-# --label), "[default0]:" (torchrun), "(pid=42)" / "(Worker pid=42, ip=10.0.0.1)" (Ray),
-# "node-3: " (pdsh, DeepSpeed), glog "E1203 10:11:12.123456 4242 file.cc:12]", timestamps
-# with an optional level, Markdown quotes, ExceptionGroup's "| ".
+# --label), "[default0]:" (torchrun), "[node7:3]" (torchrun --log-line-prefix-template),
+# "(pid=42)" / "(Worker pid=42, ip=10.0.0.1)" (Ray), "node-3: " (pdsh, DeepSpeed), glog
+# "E1203 10:11:12.123456 4242 file.cc:12]", timestamps with an optional level, Markdown
+# quotes, ExceptionGroup's "| ".
 _GLOG = r"\[?[EWIF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+\s+\S+:\d+\]"
 _STAMP = (
     r"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
     r"(?:\s*[-|:]?\s*\[?(?:ERROR|CRITICAL|FATAL|WARNING|INFO|DEBUG)\]?\s*[-|:]?)?"
 )
 _ONE_PREFIX = (
-    r"\[(?:rank|default)?\d+\]:|\d{1,4}:|\(\w*\s*pid=\d+(?:, ip=[\d.]+)?\)|"
+    r"\[(?:rank|default)?\d+\]:|\[[A-Za-z][\w.-]*:\d+\]:?|\d{1,4}:|"
+    r"\(\w*\s*pid=\d+(?:, ip=[\d.]+)?\)|"
     r"[A-Za-z][\w.-]*\d:\s|" + _GLOG + "|" + _STAMP + r"|>|\|"
 )
 PREFIX = r"^(?:\s*(?:" + _ONE_PREFIX + r"))*\s*"
