@@ -76,6 +76,8 @@ def test_new_smi_table() -> None:
     assert facts["smi_gpu_count"] == 2
     assert facts["smi_gpu_memory_used_bytes"] == [30000 << 20, 4096 << 20]
     assert facts["smi_gpu_memory_used_fraction_max"] == round(30000 / 40960, 4)
+    # GPU 0 is busy (97 %); GPU 1 idles at 0 % holding 4096 of 40960 MiB
+    assert facts["smi_idle_gpu_memory_fraction_max"] == round(4096 / 40960, 4)
     assert facts["smi_processes_table"] is True
     assert facts["smi_processes_count"] == 2
     assert facts["smi_processes"] == [
@@ -95,6 +97,7 @@ def test_old_smi_table_with_no_processes() -> None:
     assert facts["smi_processes_table"] is True
     assert facts["smi_processes_count"] == 0
     assert facts["smi_unaccounted_memory_fraction_max"] == round(14021 / 32480, 4)
+    assert facts["smi_idle_gpu_memory_fraction_max"] == round(14021 / 32480, 4)
 
 
 def test_collect_env() -> None:

@@ -119,7 +119,8 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"[0-9A-Fa-f]{4,8}:[0-9A-Fa-f]{2}:[0-9A-Fa-f]{2}\.\d",
         captures={"index": _I, "gpu_name": _S},
     ),
-    # nvidia-smi memory cell: "|  0%   61C  P0  58W / 180W |   7940MiB /  8112MiB |"
+    # nvidia-smi memory cell and the utilisation after it:
+    # "|  0%   61C  P0  58W / 180W |   7940MiB /  8112MiB |     98%      Default |"
     PatternSpec(
         "facts/smi_memory_row",
         _ROW
@@ -127,8 +128,8 @@ PATTERNS: tuple[PatternSpec, ...] = (
         + _MIB
         + r")\s*/\s*(?P<total>"
         + _MIB
-        + r")\s*\|",
-        captures={"used": _Z, "total": _Z},
+        + r")\s*\|(?:\s*(?P<util>\d{1,3})%)?",
+        captures={"used": _Z, "total": _Z, "util": _I},
     ),
     # nvidia-smi "| Processes: ...   GPU Memory |" section header
     PatternSpec("facts/smi_processes_header", _ROW + r"\s*Processes:"),
@@ -218,10 +219,13 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
     rows = _events(hits, "facts/smi_gpu_row")
     memory: list[tuple[int, int]] = []
+    idle: list[float] = []  # used / total of the GPUs at 0 % utilisation
     for event in _events(hits, "facts/smi_memory_row"):
         used, total = event.captures.get("used"), event.captures.get("total")
         if isinstance(used, int) and isinstance(total, int):
             memory.append((used, total))
+            if event.captures.get("util") == 0 and total > 0:
+                idle.append(used / total)
     if rows:
         facts["smi_gpu_count"] = len(rows)
     if memory:
@@ -230,6 +234,8 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         fractions = [used / total for used, total in memory if total > 0]
         if fractions:
             facts["smi_gpu_memory_used_fraction_max"] = round(max(fractions), 4)
+    if idle:
+        facts["smi_idle_gpu_memory_fraction_max"] = round(max(idle), 4)
 
     header = hits.get("facts/smi_processes_header")
     none_listed = hits.get("facts/smi_no_processes")
@@ -296,6 +302,9 @@ FACTS: tuple[FactSpec, ...] = (
              "memory total per GPU row, in table order"),
     FactSpec("smi_gpu_memory_used_fraction_max", "float", "ratio", SOURCE,
              "highest used / total over the GPU rows"),
+    FactSpec("smi_idle_gpu_memory_fraction_max", "float", "ratio", SOURCE,
+             "highest used / total over the GPU rows at 0 % utilisation: memory held on an "
+             "idle GPU"),
     FactSpec("smi_processes_table", "bool", "-", SOURCE,
              'a "Processes:" section (or "No running processes found") was pasted'),
     FactSpec("smi_processes_count", "int", "-", SOURCE,
