@@ -122,6 +122,14 @@ def test_schedulers() -> None:
     assert runc["oom_killed"] is True and runc["oom_killed_by"] == "docker"
     unit = facts_of("Jun 03 04:05:06 box systemd[1]: llm.service: Failed with result 'oom-kill'.\n")
     assert unit["oom_killed"] is True and unit["oom_killed_by"] == "systemd"
+    early = facts_of(
+        'Jul 21 18:02:40 ws earlyoom[711]: sending SIGTERM to process 90211 uid 1000 "python3": '
+        "oom_score 1190, VmRSS 41210 MiB\n"
+    )
+    assert early["oom_killed"] is True and early["oom_killed_by"] == "earlyoom"
+    pbs = facts_of("job 4410.head exceeded MEM usage hard limit (9000 > 8192)\n")
+    assert pbs["oom_killed"] is True and pbs["oom_killed_by"] == "pbs"
+    assert facts_of("earlyoom v1.7: mem total 31 GiB, sending SIGTERM at 10 %\n") == {}
 
 
 def test_open_mpi_error_code_on_its_own_line() -> None:

@@ -85,6 +85,7 @@ def test_new_smi_table() -> None:
         "gpu 1 pid 88232 python3 4090MiB",
     ]
     assert facts["smi_process_memory_bytes_max"] == 10000 << 20
+    assert facts["smi_compute_processes_per_gpu_max"] == 1
     # GPU 0: 30000 used, 10000 listed -> 20000 of 40960 nobody visible holds
     assert facts["smi_unaccounted_memory_fraction_max"] == round(20000 / 40960, 4)
 
@@ -127,3 +128,17 @@ def test_single_line_gpu_and_torch_messages() -> None:
 
 def test_no_facts_from_ordinary_lines() -> None:
     assert facts_of("epoch 1 loss 0.3 | mem 12000MiB / 24000MiB |\nCUDA_VISIBLE_DEVICES=0\n") == {}
+
+
+def test_compute_processes_sharing_a_gpu_are_counted_and_graphics_ones_are_not() -> None:
+    table = """\
+| Processes:                                                                  |
+|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |
+|=============================================================================|
+|    0   N/A  N/A      2210      G   /usr/lib/xorg/Xorg                 412MiB |
+|    0   N/A  N/A     51007      C   python                           18102MiB |
+|    0   N/A  N/A     51544      C   python                             611MiB |
+|    1   N/A  N/A     51008      C   python                           17950MiB |
++-----------------------------------------------------------------------------+
+"""
+    assert facts_of(table)["smi_compute_processes_per_gpu_max"] == 2

@@ -12,11 +12,12 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal``        int    the signal that ended the process: 9 from "Killed", SIGKILL,
                               -9 or 137 (128 + 9); 11 from 139 / -11 / "Segmentation fault"
 ``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
-``exit_reporter``      str    who said so: shell, slurm, kubernetes, torchrun, ray, jupyter,
-                              python, deepspeed, accelerate, docker, systemd, mpi, kernel,
-                              gdb, ide, make, go, time
+``exit_reporter``      str    who said so: shell, slurm, pbs, kubernetes, torchrun, ray, jupyter,
+                              python, deepspeed, accelerate, docker, systemd, earlyoom,
+                              mpi, kernel, gdb, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
-``oom_killed_by``      str    which: slurm, kubernetes, docker, systemd, ray, kernel
+``oom_killed_by``      str    which: slurm, pbs, kubernetes, docker, systemd, earlyoom,
+                              ray, kernel
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
 ``node_failed``        bool   the scheduler reported the node failed
 ``process_ended``      bool   some ending was reported at all
@@ -221,6 +222,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         captures={"code": _I},
     ),
     PatternSpec("facts/end_slurm_time", r"CANCELLED AT \S+ DUE TO TIME LIMIT"),
+    # PBS / Torque: "job 3132467 exceeded MEM usage hard limit (2528 > 1126)",
+    # "PBS: job killed: mem 9437184kb exceeded limit 8388608kb"
+    PatternSpec(
+        "facts/end_pbs_oom",
+        r"\bexceeded MEM usage hard limit\b|PBS: job killed: (?:p?mem|vmem) \d+\w* exceeded limit",
+    ),
     PatternSpec("facts/end_slurm_node", r"DUE TO NODE FAIL(?:URE)?|\bNODE_FAIL\b"),
     # Kubernetes: "Reason: OOMKilled", "Exit Code: 137", "Reason: Evicted",
     # "The node was low on resource: memory.", "The node had condition: [MemoryPressure]."
@@ -288,7 +295,17 @@ PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec(
         "facts/end_systemd_oom",
         r"A process of this unit has been killed by the OOM killer|"
-        r"Failed with result '(?:oom-kill|oom_kill)'",
+        r"Failed with result '(?:oom-kill|oom_kill)'|"
+        # systemd-oomd: "Killed /user.slice/.../app.scope due to memory pressure for ..."
+        r"\bKilled \S+ due to memory (?:pressure|used)\b",
+    ),
+    # earlyoom (a user-space OOM killer, the default on some desktops): "low memory! at or
+    # below SIGTERM limits: mem 3.00%, ...", "sending SIGTERM to process 4242 uid 1000
+    # "python3": oom_score 1280, VmRSS 29931 MiB"
+    PatternSpec(
+        "facts/end_earlyoom_oom",
+        r"\bearlyoom\b.*?(?:sending SIG(?:TERM|KILL) to process \d+|low memory! at or below)|"
+        r"^sending SIG(?:TERM|KILL) to process \d+ uid \d+ \S+: oom_score \d+",
     ),
     # docker ps: "Exited (137) 5 minutes ago"
     PatternSpec(
@@ -343,14 +360,14 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_signal_name", "str", "-", "log structure",
              "The name of exit_signal: SIGKILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL..."),
     FactSpec("exit_reporter", "str", "-", "log structure",
-             "Who reported the ending: shell, slurm, kubernetes, torchrun, ray, jupyter, "
-             "python, deepspeed, accelerate, docker, systemd, mpi, kernel, gdb, ide, make, go, "
-             "time, process."),
+             "Who reported the ending: shell, slurm, pbs, kubernetes, torchrun, ray, jupyter, "
+             "python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, gdb, ide, "
+             "make, go, time, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
-             "Who said it killed for memory: slurm, kubernetes, docker, systemd, ray or "
-             "kernel."),
+             "Who said it killed for memory: slurm, pbs, kubernetes, docker, systemd, "
+             "earlyoom, ray or kernel."),
     FactSpec("time_limit_hit", "bool", "-", "log structure",
              "The scheduler cancelled the job at its time limit."),
     FactSpec("node_failed", "bool", "-", "log structure",
@@ -382,6 +399,8 @@ _OOM_KEYS = frozenset(
         "facts/end_kubernetes_oom",
         "facts/end_docker_oom",
         "facts/end_systemd_oom",
+        "facts/end_earlyoom_oom",
+        "facts/end_pbs_oom",
         "facts/end_ray_oom",
         "facts/end_kernel_oom",
     )

@@ -248,14 +248,19 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts["smi_processes_count"] = count
     listed: list[str] = []
     held_by_gpu: dict[int, int] = {}
+    compute_by_gpu: dict[int, set[int]] = {}  # compute processes (type C, C+G, M+C) per GPU
     for event in _events(hits, "facts/smi_process_row"):
         gpu, pid = event.captures.get("gpu"), event.captures.get("pid")
+        if isinstance(gpu, int) and isinstance(pid, int) and "C" in str(event.captures.get("type")):
+            compute_by_gpu.setdefault(gpu, set()).add(pid)
         mem_text = str(event.captures.get("memory", ""))
         listed.append(f"gpu {gpu} pid {pid} {event.captures.get('name', '?')} {mem_text}")
         size = parse_size(mem_text) if mem_text != "N/A" else None
         if isinstance(gpu, int) and size is not None:
             held_by_gpu[gpu] = held_by_gpu.get(gpu, 0) + size
     facts["smi_processes"] = listed
+    if compute_by_gpu:
+        facts["smi_compute_processes_per_gpu_max"] = max(len(p) for p in compute_by_gpu.values())
     if held_by_gpu:
         facts["smi_process_memory_bytes_max"] = max(held_by_gpu.values())
     if memory and (process_hits is None or process_hits.count == len(listed)):
@@ -311,6 +316,8 @@ FACTS: tuple[FactSpec, ...] = (
              "process rows in it (0: none listed)"),
     FactSpec("smi_processes", "list[str]", "-", SOURCE,
              'the process rows, "gpu 0 pid 1234 python 10789MiB"'),
+    FactSpec("smi_compute_processes_per_gpu_max", "int", "-", SOURCE,
+             "the most compute processes (type C, C+G) the processes section lists on one GPU"),
     FactSpec("smi_process_memory_bytes_max", "int", "bytes", SOURCE,
              "the most memory the listed processes hold on one GPU"),
     FactSpec("smi_unaccounted_memory_fraction_max", "float", "ratio", SOURCE,
