@@ -74,6 +74,12 @@ def test_backtracking_warning_names_the_pattern() -> None:
     assert 'pattern "p0"' in message and "backtrack" in message
 
 
+def test_a_costly_leading_repeat_is_flagged_with_its_count() -> None:
+    (finding,) = lint_rules([make_rule(r"(?P<what>\w[\w ]{0,30}?) is not supported on this GPU")])
+    assert finding.check == "costly-leading-repeat" and finding.level == "warning"
+    assert "{0,30}" in finding.message
+
+
 def test_missing_references_are_flagged() -> None:
     rule = make_rule(r"Cannot re-initialize CUDA in forked subprocess", references=())
     assert messages(rule) == ["no references: link the official documentation"]

@@ -6,6 +6,7 @@ import pytest
 
 from gpudoctor.rulebook.regex_shape import (
     backtracking_problems,
+    costly_leading_repeat,
     is_anchored,
     literal_runs,
     longest_literal,
@@ -103,3 +104,32 @@ def test_required_literals_are_what_every_match_contains(
 )
 def test_patterns_without_a_known_requirement_get_none(regex: str) -> None:
     assert required_literals(regex) is None
+
+
+@pytest.mark.parametrize(
+    ("regex", "found"),
+    [
+        (r"(?P<feature>\b\w[\w ]{0,40}?) is only supported", "{0,40}"),
+        (r"[A-Za-z][\w.-]{0,60}\d:\s", "{0,60}"),
+        (r"(?:[^\n]{0,50}|x) failed", "{0,50}"),
+        (r"is only supported on (?:GPUs|devices)", ""),  # starts at its literal text
+        (r"^\s*\w{0,40} x", ""),  # anchored to the line start
+        (r"Target (?P<t>-?\d{1,12}) is out of bounds", ""),  # after a literal
+        (r"\d{1,3}:\s", ""),  # a short count
+        (r"(?:error|fail)[^\n]{0,80}x", ""),  # literal alternatives come first
+    ],
+)
+def test_costly_leading_repeats_are_found_before_any_literal(regex: str, found: str) -> None:
+    assert costly_leading_repeat(regex) == found
+
+
+def test_no_structure_reader_pattern_begins_with_a_costly_repeat() -> None:
+    # Rule files are checked by `rules lint`; the readers' own patterns are code.
+    from gpudoctor.logs.structure import structure_patterns
+
+    costly = {
+        spec.key: costly_leading_repeat(spec.regex)
+        for spec in structure_patterns()
+        if costly_leading_repeat(spec.regex)
+    }
+    assert costly == {}

@@ -31,6 +31,7 @@ from gpudoctor.rulebook.expression_limits import syntax_tree
 from gpudoctor.rulebook.model import MatchMode, Pattern, Role, Rule
 from gpudoctor.rulebook.regex_shape import (
     backtracking_problems,
+    costly_leading_repeat,
     is_anchored,
     literal_runs,
     longest_literal,
@@ -189,6 +190,24 @@ def check_backtracking(view: RuleView) -> Iterator[Problem]:
             )
 
 
+def check_costly_leading_repeat(view: RuleView) -> Iterator[Problem]:
+    """A pattern that begins, before any literal text, with a counted repetition of a broad
+    class such as ``\\w[\\w ]{0,40}?``: in the one RE2 set that scans every log, a pattern
+    that may start at any character and count dozens more keeps that many states alive at every
+    position, and slows the scan of every log (one such pattern cost the pack a tenth of its
+    speed). Start the pattern at its literal text and take what comes before from a fact (the
+    exception message) or leave it out."""
+    for pattern in view.rule.patterns:
+        repeat = costly_leading_repeat(pattern.regex)
+        if repeat:
+            yield Problem(
+                _where(view, pattern),
+                f'pattern "{pattern.id}" begins with a counted repetition {repeat} of a broad '
+                "class before any literal text, which slows the one-pass scan of every log; "
+                "start it at its literal text",
+            )
+
+
 def check_no_references(view: RuleView) -> Iterator[Problem]:
     """A rule (other than ``advice``) without ``references`` to the official documentation."""
     if not view.rule.references and view.rule.role is not Role.ADVICE:
@@ -334,6 +353,7 @@ CHECKS: dict[str, Check] = {
     "generic-pattern": check_generic_pattern,
     "generic-word": check_generic_word,
     "backtracking": check_backtracking,
+    "costly-leading-repeat": check_costly_leading_repeat,
     "no-references": check_no_references,
     "explains-itself": check_explains_itself,
     "unknown-template-name": check_unknown_template_name,

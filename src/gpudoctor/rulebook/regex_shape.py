@@ -75,6 +75,60 @@ def backtracking_problems(regex: str) -> list[str]:
     return problems
 
 
+LEADING_REPEAT_LIMIT = 8
+"""A counted repetition of a broad class longer than this, before any literal text, is costly
+in the one-pass set (:func:`costly_leading_repeat`)."""
+_BROAD_CLASS = 10
+"""A class of at least this many characters (or a negated one) is broad."""
+
+
+def costly_leading_repeat(regex: str) -> str:
+    """The first counted repetition of a broad class with an upper bound above
+    :data:`LEADING_REPEAT_LIMIT` that comes before any literal text (``\\w[\\w ]{0,40}?is
+    only``), as text to show; ``""`` when there is none or the pattern is anchored to the
+    line start.
+
+    The scanner matches every pattern at once with one RE2 set, whose DFA follows every
+    pattern that may begin at the current byte. A pattern that may begin at any word
+    character and then counts up to N of them keeps N states alive at every position of
+    every log: one such pattern slowed the one-pass scan of the whole pack by about a tenth.
+    Text after a literal is cheap: the DFA only enters it once the literal matched.
+    """
+    try:
+        tree = _parse(regex)
+    except (re.error, OverflowError, RecursionError, ValueError):
+        return ""
+    return _leading_repeat(list(tree))
+
+
+def _leading_repeat(items: list[Any]) -> str:
+    for op, value in items:
+        if op == _OP.LITERAL:
+            return ""
+        if op == _OP.AT:
+            if str(value) in ("AT_BEGINNING", "AT_BEGINNING_LINE", "AT_BEGINNING_STRING"):
+                return ""
+            continue
+        if op in _REPEATS:
+            _low, high, body = value
+            broad = _first_chars(list(body))
+            if (
+                high != _UNBOUNDED
+                and high > LEADING_REPEAT_LIMIT
+                and (broad.negated or len(broad.chars) >= _BROAD_CLASS)
+            ):
+                return f"{{{_low},{high}}}"
+            continue
+        if op == _OP.SUBPATTERN:
+            found = _leading_repeat(list(value[-1]))
+            if found or not _nullable([(op, value)]):
+                return found
+            continue
+        if op == _OP.BRANCH:
+            return next((f for b in value[1] if (f := _leading_repeat(list(b)))), "")
+    return ""
+
+
 def _parse(regex: str) -> Any:
     return _sre_parser.parse(_GROUP_OPENER.sub(_keep_named, regex))
 
