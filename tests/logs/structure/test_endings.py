@@ -115,20 +115,29 @@ def test_schedulers() -> None:
     assert pressure["oom_killed"] is True and pressure["oom_killed_by"] == "kubernetes"
     disk = facts_of("Message: The node had condition: [DiskPressure].\n")
     assert disk.get("oom_killed") is not True
-    runc = facts_of(
-        'Error: container create failed: msg="runc create failed: unable to start '
-        'container process: container init was OOM-killed (memory limit too low?)"\n'
-    )
-    assert runc["oom_killed"] is True and runc["oom_killed_by"] == "docker"
-    unit = facts_of("Jun 03 04:05:06 box systemd[1]: llm.service: Failed with result 'oom-kill'.\n")
-    assert unit["oom_killed"] is True and unit["oom_killed_by"] == "systemd"
-    early = facts_of(
-        'Jul 21 18:02:40 ws earlyoom[711]: sending SIGTERM to process 90211 uid 1000 "python3": '
-        "oom_score 1190, VmRSS 41210 MiB\n"
-    )
-    assert early["oom_killed"] is True and early["oom_killed_by"] == "earlyoom"
-    pbs = facts_of("job 4410.head exceeded MEM usage hard limit (9000 > 8192)\n")
-    assert pbs["oom_killed"] is True and pbs["oom_killed_by"] == "pbs"
+
+
+@pytest.mark.parametrize(
+    ("line", "killer"),
+    [
+        ('Error: container create failed: msg="runc create failed: unable to start container '
+         'process: container init was OOM-killed (memory limit too low?)"', "docker"),
+        ("Jun 03 04:05:06 box systemd[1]: llm.service: Failed with result 'oom-kill'.",
+         "systemd"),
+        ("Jun 03 04:05:06 box systemd-oomd[602]: Killed /user.slice/app-term.scope due to "
+         "memory pressure for /user.slice being 81.00% > 50.00% for > 20s", "systemd"),
+        ('Jul 21 18:02:40 ws earlyoom[711]: sending SIGTERM to process 90211 uid 1000 "python3": '
+         "oom_score 1190, VmRSS 41210 MiB", "earlyoom"),
+        ("job 4410.head exceeded MEM usage hard limit (9000 > 8192)", "pbs"),
+    ],
+)  # fmt: skip
+def test_memory_kills_name_their_killer(line: str, killer: str) -> None:
+    facts = facts_of(line + "\n")
+    assert facts["oom_killed"] is True
+    assert facts["oom_killed_by"] == killer
+
+
+def test_an_oom_killer_announcing_its_settings_killed_nothing() -> None:
     assert facts_of("earlyoom v1.7: mem total 31 GiB, sending SIGTERM at 10 %\n") == {}
 
 
