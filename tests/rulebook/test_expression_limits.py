@@ -104,6 +104,7 @@ def test_refused_at_parse_time_with_a_reason(expression: str, reason: str) -> No
         ("gib(2) + mib(512)", 2 * 1024**3 + 512 * 1024**2),
         ("', '.join(str(v) for v in [1, 2])", "1, 2"),
         ("f'{total / gib(1):.1f} GiB'", "2.0 GiB"),
+        ("size(total) + ' free'", "2.00 GiB free"),
         ("any(x in [79, 48] for x in codes)", True),
         ("name.lower().startswith('tesla')", True),
         ("round(1.2345, 2)", 1.23),

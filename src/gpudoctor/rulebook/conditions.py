@@ -36,6 +36,7 @@ from gpudoctor.rulebook.expression_limits import (
     parsed,
     syntax_tree,
 )
+from gpudoctor.units import format_size
 from gpudoctor.version_numbers import Version, parse_version
 
 
@@ -51,6 +52,7 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "version": _version,
     "gib": lambda n: n * (1 << 30),
     "mib": lambda n: n * (1 << 20),
+    "size": format_size,  # bytes as text, "2.00 GiB", for derived values
     "str": str,
     "int": int,
     "float": float,
