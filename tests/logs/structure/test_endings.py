@@ -63,6 +63,7 @@ def facts_of(text: str) -> dict[str, object]:
         ("mpirun noticed that process rank 2 with PID 0 on node n7 exited on signal 11 "
          "(Segmentation fault).", None, 11, "mpi"),
         ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.', None, 11, "gdb"),
+        ("*** SIGSEGV received at time=1712345678 on cpu 3 ***", None, 11, "absl"),
         # MPI_Abort's number is the program's error code: -1 and 9 are not SIGHUP and SIGKILL
         ("MPICH ERROR [Rank 2] [job id 88.0] [nid0007] - Abort(-1) (rank 2 in comm 0): "
          "MPIDI_init: bad configuration", -1, None, "mpi"),

@@ -14,7 +14,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``      str    who said so: shell, slurm, pbs, kubernetes, torchrun, ray, jupyter,
                               python, deepspeed, accelerate, docker, systemd, earlyoom,
-                              mpi, kernel, gdb, ide, make, go, time
+                              mpi, kernel, gdb, absl, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``      str    which: slurm, pbs, kubernetes, docker, systemd, earlyoom,
                               ray, kernel
@@ -325,6 +325,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"^\s*Command exited with non-zero status (?P<code>\d{1,3})\s*$",
         captures={"code": _I},
     ),
+    # Abseil's failure signal handler (TensorFlow, JAX/XLA): "*** SIGSEGV received at
+    # time=1700000000 on cpu 13 ***"
+    PatternSpec(
+        "facts/end_absl_signal",
+        r"^\*\*\* " + _SIG + r" received at time=\d+",
+    ),
     # gdb: 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.'
     PatternSpec(
         "facts/end_gdb_signal",
@@ -361,8 +367,8 @@ FACTS: tuple[FactSpec, ...] = (
              "The name of exit_signal: SIGKILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL..."),
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, pbs, kubernetes, torchrun, ray, jupyter, "
-             "python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, gdb, ide, "
-             "make, go, time, process."),
+             "python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, gdb, "
+             "absl, ide, make, go, time, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
