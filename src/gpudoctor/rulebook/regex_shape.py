@@ -4,7 +4,9 @@ is anchored, and constructs that would backtrack catastrophically in a backtrack
 (Python ``re``, PCRE, Java) — a quantified group whose body is itself unbounded (``(a+)+``,
 ``(\\w+\\s?)*``), or a quantified alternation whose branches can start with the same
 character (``(\\w|\\d)+``, ``(a|ab)*``). RE2, which gpudoctor runs, is linear in any case;
-``rules lint`` uses this to flag patterns people would copy into other tools.
+``rules lint`` uses this to flag patterns people would copy into other tools. It also finds
+what is costly for RE2 itself in the one set every log is scanned with: a long counted
+repetition of a broad class before any literal text (:func:`costly_leading_repeat`).
 
 The structure is read with CPython's own regex parser (``re._parser``, a private module: the
 only one here that touches it). RE2 syntax used by rules is a subset of Python's for what
