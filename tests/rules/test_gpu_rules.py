@@ -149,8 +149,8 @@ def test_tf_cudart_notice_does_not_hide_the_program_error(book: RuleBook) -> Non
          "failed to query event: CUDA_ERROR_LAUNCH_TIMEOUT: the launch timed out and was "
          "terminated", "launch_timeout"),
         ("Failed to initialize NVML: Driver/library version mismatch", "driver_cuda_mismatch"),
-        ("RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some cuda "
-         "functions before calling NumCudaDevices() that might have already set an error? "
+        ("[rank3]: RuntimeError: Unexpected error from cudaGetDeviceCount(). Did you run some "
+         "cuda functions before calling NumCudaDevices() that might have already set an error? "
          "Error 804: forward compatibility was attempted on non supported HW",
          "driver_cuda_mismatch"),
         ("ImportError: libcudnn.so.9: cannot open shared object file: No such file or directory",

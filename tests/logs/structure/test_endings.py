@@ -85,7 +85,7 @@ def test_endings(line: str, code: int | None, signal: int | None, reporter: str)
     [
         "Killed 3 stale workers before restart",
         "num_workers_Killed",
-        "RuntimeError: DataLoader worker (pid 629) is killed by signal: Killed.",
+        "RuntimeError: DataLoader worker (pid 7714) is killed by signal: Killed.",
         "Error: retrying",
         "Aborted the download, will retry",
         "cudaGetDevice failed with error code 3",
