@@ -209,6 +209,26 @@ def test_rules_test_runs_examples(runner: CliRunner, tmp_path: Path) -> None:
     assert "t-killed should not fire on: Killed" in failed.stdout
 
 
+def test_rules_test_fails_a_summary_that_prints_a_value_as_unknown(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    rule = (RANKING_RULES / "t-killed.yaml").read_text()
+    named = rule.replace(
+        "    regex: '^Killed$'",
+        "    regex: '^Killed(?: pid (?P<pid>\\d+))?$'\n    captures: {pid: int}",
+    ).replace("summary: The process was killed.", "summary: 'Process {pid} was killed.'")
+    named = named.replace("match: ['Killed']", "match: ['Killed pid 31']")
+    (tmp_path / "t-killed.yaml").write_text(named)
+    assert runner.invoke(main, ["rules", "test", str(tmp_path / "t-killed.yaml")]).exit_code == 0
+
+    (tmp_path / "t-killed.yaml").write_text(
+        named.replace("match: ['Killed pid 31']", "match: ['Killed']")
+    )
+    failed = runner.invoke(main, ["rules", "test", str(tmp_path / "t-killed.yaml")])
+    assert failed.exit_code == 1
+    assert "t-killed should fire on: Killed (its summary prints pid as unknown)" in failed.stdout
+
+
 def test_lint_one_bundled_file_is_not_a_duplicate(runner: CliRunner) -> None:
     from gpudoctor.rulebook.files import bundled_rules_dir
 

@@ -214,6 +214,15 @@ def test_an_unknown_value_is_never_a_placeholder(template: str, expected: str) -
     assert render_template(template, {"name": "x"}) == expected
 
 
+def test_unknown_fields_are_those_printed_as_unknown() -> None:
+    from gpudoctor.templates import unknown_fields
+
+    template = "Process {pid} died ({signal}) on {host}."
+    assert unknown_fields(template, {"host": "n1"}) == ["pid"]  # the parenthetical drops
+    assert unknown_fields(template, {"pid": 7, "host": "n1"}) == []
+    assert unknown_fields(template, {}) == ["pid", "host"]
+
+
 def test_the_engine_gives_conditions_exactly_the_pattern_functions_lint_knows() -> None:
     from gpudoctor.engine import _pattern_functions
     from gpudoctor.rulebook.conditions import PATTERN_FUNCTIONS
@@ -264,14 +273,17 @@ def test_fallback_is_dropped_once_a_likely_cause_is_found(general_book: RuleBook
     assert [d.rule for d in report.causes] == ["t-killed-lead"]
 
 
-def test_a_failure_the_log_goes_on_from_is_demoted(general_book: RuleBook) -> None:
+@pytest.mark.parametrize(
+    "success", ["Training complete", "GPU 00000000:41:00.0 was successfully reset."]
+)
+def test_a_failure_the_log_goes_on_from_is_demoted(general_book: RuleBook, success: str) -> None:
     crash = _explain_text(
         general_book, "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     )
     survived = _explain_text(
         general_book,
         "RuntimeError: CUDA error: an illegal memory access was encountered\n"
-        "retrying the batch on the CPU\nTraining complete\n",
+        f"retrying the batch on the CPU\n{success}\n",
     )
     assert crash.causes[0].confidence == pytest.approx(0.85)
     (diagnosis,) = survived.causes

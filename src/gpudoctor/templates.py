@@ -45,6 +45,18 @@ def template_names(template: str) -> set[str]:
 
 def render_template(template: str, values: Mapping[str, object]) -> str:
     """Fill the template's fields from ``values`` (see the module documentation)."""
+    return _render(template, values, [])
+
+
+def unknown_fields(template: str, values: Mapping[str, object]) -> list[str]:
+    """The fields :func:`render_template` prints as "(name unknown)" with these ``values``:
+    a summary should word a value its format may lack away (``rules test`` checks)."""
+    unknown: list[str] = []
+    _render(template, values, unknown)
+    return unknown
+
+
+def _render(template: str, values: Mapping[str, object], unknown: list[str]) -> str:
     try:
         parts = list(_formatter.parse(template))
     except ValueError:
@@ -73,6 +85,7 @@ def render_template(template: str, values: Mapping[str, object]) -> str:
             out[-1] = _cut_open_parenthesis(out[-1])
             drop_closing = True
         else:
+            unknown.append(field)
             out.append(f"({field.replace('_', ' ')} unknown)")
     return "".join(out)
 

@@ -5,7 +5,9 @@ every pattern of the whole rule book and the structure readers in one pass, its 
 facts read from the text as a snapshot's would (so the compatibility verdicts are computed
 from both), and the engine evaluates every rule. The rule fires when the engine finds it among
 the firing rules; for a ``match`` example that names its ``evidence`` (or ``evidence_line``),
-that line must also be the rule's first evidence line, the one its captures come from.
+that line must also be the rule's first evidence line, the one its captures come from, and
+the rule's summary must be complete: no field of it may print as "(name unknown)" (a summary
+words a value its format may lack away, with a derived text).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from gpudoctor.logs.structure import structure_facts
 from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
 from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.model import Example, Rule
+from gpudoctor.templates import unknown_fields
 
 
 @dataclass(frozen=True)
@@ -32,6 +35,8 @@ class ExampleResult:
     fired: bool
     evidence: str | None = None
     """The rule's first evidence line when it fired on a text (``None`` otherwise)."""
+    unknown: tuple[str, ...] = ()
+    """The summary's fields that printed as "(name unknown)" when it fired."""
 
     @property
     def evidence_ok(self) -> bool:
@@ -41,7 +46,9 @@ class ExampleResult:
 
     @property
     def passed(self) -> bool:
-        return self.fired == self.should_match and (not self.fired or self.evidence_ok)
+        return self.fired == self.should_match and (
+            not self.fired or (self.evidence_ok and not self.unknown)
+        )
 
     def describe(self) -> str:
         """One line saying where the example is and what went wrong."""
@@ -52,6 +59,8 @@ class ExampleResult:
         if self.fired == self.should_match and not self.evidence_ok:
             line += f" (evidence should be {expected_evidence(self.example)!r}, "
             line += f"was {(self.evidence or '').strip()[:100]!r})"
+        elif self.fired and self.unknown:
+            line += f" (its summary prints {', '.join(self.unknown)} as unknown)"
         return line
 
 
@@ -85,8 +94,11 @@ class ExampleRunner:
     def run(self, rule: Rule, example: Example, should_match: bool) -> ExampleResult:
         """Run one example of ``rule`` through the whole book."""
         finding = next((f for f in self.findings(example) if f.rule.id == rule.id), None)
-        evidence = finding.events[0].text if finding is not None and finding.events else None
-        return ExampleResult(rule, example, should_match, finding is not None, evidence)
+        if finding is None:
+            return ExampleResult(rule, example, should_match, False)
+        evidence = finding.events[0].text if finding.events else None
+        unknown = tuple(unknown_fields(rule.summary, finding.values))
+        return ExampleResult(rule, example, should_match, True, evidence, unknown)
 
 
 def run_examples(rules: Sequence[Rule], book: RuleBook | None = None) -> list[ExampleResult]:

@@ -129,7 +129,9 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/tb_success",
         r"(?i)(?:^\W*(?:all )?(?:done|finished|complete|completed)\W*$|training (?:is )?"
         r"(?:complete|completed|finished|done)\b|finished training|"
-        r"(?:completed|finished) successfully|\bexit(?:ed)? (?:with )?(?:code|status):? 0\b)",
+        r"(?:completed|finished) successfully|\bexit(?:ed)? (?:with )?(?:code|status):? 0\b|"
+        # nvidia-smi --gpu-reset
+        r"\bwas successfully reset\b)",
     ),
 )
 
