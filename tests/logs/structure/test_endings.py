@@ -130,6 +130,9 @@ def test_schedulers() -> None:
         ('Jul 21 18:02:40 ws earlyoom[711]: sending SIGTERM to process 90211 uid 1000 "python3": '
          "oom_score 1190, VmRSS 41210 MiB", "earlyoom"),
         ("job 4410.head exceeded MEM usage hard limit (9000 > 8192)", "pbs"),
+        ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "lsf"),
+        ("Container killed by YARN for exceeding physical memory limits. 12.4 GB of 12 GB "
+         "physical memory used.", "yarn"),
     ],
 )  # fmt: skip
 def test_memory_kills_name_their_killer(line: str, killer: str) -> None:

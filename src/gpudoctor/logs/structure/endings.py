@@ -12,11 +12,11 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal``        int    the signal that ended the process: 9 from "Killed", SIGKILL,
                               -9 or 137 (128 + 9); 11 from 139 / -11 / "Segmentation fault"
 ``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
-``exit_reporter``      str    who said so: shell, slurm, pbs, kubernetes, torchrun, ray, jupyter,
-                              python, deepspeed, accelerate, docker, systemd, earlyoom,
-                              mpi, kernel, gdb, absl, ide, make, go, time
+``exit_reporter``      str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
+                              ray, jupyter, python, deepspeed, accelerate, docker, systemd,
+                              earlyoom, mpi, kernel, gdb, absl, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
-``oom_killed_by``      str    which: slurm, pbs, kubernetes, docker, systemd, earlyoom,
+``oom_killed_by``      str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd, earlyoom,
                               ray, kernel
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
 ``node_failed``        bool   the scheduler reported the node failed
@@ -228,6 +228,14 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/end_pbs_oom",
         r"\bexceeded MEM usage hard limit\b|PBS: job killed: (?:p?mem|vmem) \d+\w* exceeded limit",
     ),
+    # IBM LSF's exit reason: "TERM_MEMLIMIT: job killed after reaching LSF memory usage limit."
+    PatternSpec("facts/end_lsf_oom", r"\bTERM_MEMLIMIT: job killed after reaching LSF memory"),
+    # Hadoop YARN (Spark with RAPIDS): "Container killed by YARN for exceeding physical memory
+    # limits. 10.5 GB of 10 GB physical memory used."
+    PatternSpec(
+        "facts/end_yarn_oom",
+        r"Container killed by YARN for exceeding (?:physical|virtual) memory limits",
+    ),
     PatternSpec("facts/end_slurm_node", r"DUE TO NODE FAIL(?:URE)?|\bNODE_FAIL\b"),
     # Kubernetes: "Reason: OOMKilled", "Exit Code: 137", "Reason: Evicted",
     # "The node was low on resource: memory.", "The node had condition: [MemoryPressure]."
@@ -366,13 +374,13 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_signal_name", "str", "-", "log structure",
              "The name of exit_signal: SIGKILL, SIGSEGV, SIGABRT, SIGBUS, SIGFPE, SIGILL..."),
     FactSpec("exit_reporter", "str", "-", "log structure",
-             "Who reported the ending: shell, slurm, pbs, kubernetes, torchrun, ray, jupyter, "
-             "python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, gdb, "
-             "absl, ide, make, go, time, process."),
+             "Who reported the ending: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun, ray, "
+             "jupyter, python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, "
+             "gdb, absl, ide, make, go, time, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
-             "Who said it killed for memory: slurm, pbs, kubernetes, docker, systemd, "
+             "Who said it killed for memory: slurm, pbs, lsf, yarn, kubernetes, docker, systemd, "
              "earlyoom, ray or kernel."),
     FactSpec("time_limit_hit", "bool", "-", "log structure",
              "The scheduler cancelled the job at its time limit."),
@@ -407,6 +415,8 @@ _OOM_KEYS = frozenset(
         "facts/end_systemd_oom",
         "facts/end_earlyoom_oom",
         "facts/end_pbs_oom",
+        "facts/end_lsf_oom",
+        "facts/end_yarn_oom",
         "facts/end_ray_oom",
         "facts/end_kernel_oom",
     )
