@@ -102,7 +102,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rules", type=Path, action="append", default=[])
     args = parser.parse_args(argv)
     try:
-        book = load_rulebook(args.rules)
+        book = load_rulebook(args.rules, examples=False)  # as `explain` builds it
     except RuleErrors as exc:
         print(exc, file=sys.stderr)
         return 2

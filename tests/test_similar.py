@@ -117,6 +117,17 @@ def test_an_error_line_the_log_ends_on_is_compared(pack: RuleBook) -> None:
     assert any(d.rule.startswith("similar/") for d in explain_text(log, pack).diagnoses)
 
 
+def test_a_book_read_from_the_cache_without_examples_compares_the_same(pack: RuleBook) -> None:
+    # `explain` builds its rules from the cache without their examples; the resemblance must
+    # not need them (it once did, and the fallback never fired outside the tests).
+    lean = load_rulebook(examples=False)
+    assert not lean.has_examples  # the pack fixture filled the cache: this one came from it
+    log = "".join(f"step {i} loss 0.{i}\n" for i in range(10)) + PEER_ERROR + "\n"
+    whole = [d.rule for d in explain_text(log, pack).diagnoses if d.rule.startswith("similar/")]
+    assert whole
+    assert [d.rule for d in explain_text(log, lean).diagnoses] == whole
+
+
 def test_an_error_line_the_job_went_on_from_is_not(pack: RuleBook) -> None:
     log = PEER_ERROR + "\n" + "".join(f"step {i} loss 0.{i}\n" for i in range(10))
     assert explain_text(log, pack).diagnoses == ()

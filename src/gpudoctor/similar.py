@@ -21,7 +21,7 @@ from gpudoctor.logs.structure.errors import crash_report, terminal_error
 from gpudoctor.report import FactValue
 from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.model import Role, Rule
-from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, rule_signatures, words
+from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, names_a_cause, words
 from gpudoctor.templates import template_names
 
 END_LINES = 5
@@ -63,11 +63,12 @@ def resemblance_findings(
         return []  # nothing could resemble it: the index is not needed
     found = [(r, book.rule_at(r.rule)) for r in book.signature_index().closest(query)]
     # A signature names its rule by index: one that does not lead back to a rule of its cause
-    # that has signatures (a stale or forged cache) is not used.
+    # that may have signatures (a stale or forged cache) is not used. The rule's examples are
+    # not needed for that: `explain` builds rules from the cache without them.
     return [
         _finding(resemblance, rule, events)
         for resemblance, rule in found
-        if rule.cause == resemblance.cause and rule_signatures(rule)
+        if rule.cause == resemblance.cause and names_a_cause(rule)
     ]
 
 

@@ -90,10 +90,16 @@ class Resemblance:
     """The words the query and the closest message share, rarest first."""
 
 
+def names_a_cause(rule: Rule) -> bool:
+    """Whether a rule's examples may stand for its cause: not a fallback, not advice, not a
+    cause of :data:`SKIPPED_CAUSES`."""
+    return rule.role not in (Role.FALLBACK, Role.ADVICE) and rule.cause not in SKIPPED_CAUSES
+
+
 def rule_signatures(rule: Rule) -> tuple[frozenset[str], ...]:
-    """The word sets of a rule's text examples; none for a rule that names no cause (a
-    fallback, advice, or a cause of :data:`SKIPPED_CAUSES`)."""
-    if rule.role in (Role.FALLBACK, Role.ADVICE) or rule.cause in SKIPPED_CAUSES:
+    """The word sets of a rule's text examples; none for a rule that names no cause
+    (:func:`names_a_cause`)."""
+    if not names_a_cause(rule):
         return ()
     found = (words(example.text) for example in rule.examples_match if example.text)
     return tuple(each for each in found if each)
