@@ -10,7 +10,7 @@ from click.testing import CliRunner
 
 from gpudoctor.cli import main
 from gpudoctor.rulebook.book import load_rulebook
-from gpudoctor.rulebook.lint import CHECKS, ERROR_CHECKS, lint_rules
+from gpudoctor.rulebook.lint import CHECKS, ERROR_CHECKS, lint_rules, literal_width
 from gpudoctor.rulebook.loader import load_rules
 from gpudoctor.rulebook.model import Pattern, Role, Rule, Severity
 
@@ -45,7 +45,7 @@ def test_a_specific_message_is_fine() -> None:
     assert messages(make_rule(r"Cannot re-initialize CUDA in forked subprocess")) == []
 
 
-@pytest.mark.parametrize("regex", [r"error", r"\d+ fail", r"(?i)oom"])
+@pytest.mark.parametrize("regex", [r"error", r"\d+ fail", r"(?i)oom", r"\d+ 错误"])
 def test_short_patterns_are_too_generic(regex: str) -> None:
     (message,) = messages(make_rule(regex))
     assert "too generic" in message
@@ -67,6 +67,12 @@ def test_generic_words_without_anchor_are_flagged(regex: str) -> None:
 )
 def test_anchored_or_contextual_generic_words_pass(regex: str) -> None:
     assert messages(make_rule(regex)) == []
+
+
+def test_a_wide_character_counts_two_columns_of_literal() -> None:
+    # "已杀死" (Killed, in a Chinese locale) is three characters and six columns
+    assert messages(make_rule(r"\d+ 已杀死")) == []
+    assert literal_width("已杀死") == 6 and literal_width("Killed") == 6
 
 
 def test_backtracking_warning_names_the_pattern() -> None:

@@ -14,6 +14,7 @@ The shape of regexes (literal text, anchors, backtracking) is read by
 from __future__ import annotations
 
 import ast
+import unicodedata
 from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -124,17 +125,25 @@ class RuleView:
 Check = Callable[[RuleView], Iterator[Problem]]
 
 
+def literal_width(text: str) -> int:
+    """How much a literal says, in terminal columns: a wide (CJK) character counts two, as it
+    carries a word where a Latin letter carries a letter ("已杀死", Killed, is 6)."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
 def context_literal(regex: str) -> int:
-    """How many literal characters the pattern has besides its generic words."""
+    """How many literal columns (:func:`literal_width`) the pattern has besides its generic
+    words."""
     return sum(
-        len(r.strip())
+        literal_width(r.strip())
         for r in literal_runs(regex)
         if r.strip().lower().strip(" :`'\"") not in GENERIC_WORDS
     )
 
 
 def _is_specific(pattern: Pattern) -> bool:
-    return is_anchored(pattern.regex) or len(longest_literal(pattern.regex).strip()) >= MIN_LITERAL
+    literal = longest_literal(pattern.regex).strip()
+    return is_anchored(pattern.regex) or literal_width(literal) >= MIN_LITERAL
 
 
 def _where(view: RuleView, pattern: Pattern) -> SourceLocation:
@@ -143,13 +152,14 @@ def _where(view: RuleView, pattern: Pattern) -> SourceLocation:
 
 def check_generic_pattern(view: RuleView) -> Iterator[Problem]:
     """A pattern so generic it would fire on healthy logs: no literal text of at least
-    6 characters and not anchored to the start or end of the line. A pattern beside a
-    specific one in a ``match: all`` rule only adds context (an epoch counter) and passes."""
+    6 columns (:func:`literal_width`) and not anchored to the start or end of the line. A
+    pattern beside a specific one in a ``match: all`` rule only adds context (an epoch
+    counter) and passes."""
     rule = view.rule
     gated = rule.match is MatchMode.ALL and any(_is_specific(p) for p in rule.patterns)
     for pattern in rule.patterns:
         literal = longest_literal(pattern.regex).strip()
-        if len(literal) < MIN_LITERAL and not is_anchored(pattern.regex) and not gated:
+        if literal_width(literal) < MIN_LITERAL and not is_anchored(pattern.regex) and not gated:
             yield Problem(
                 _where(view, pattern),
                 f'pattern "{pattern.id}" is too generic: its longest literal text is '
@@ -165,7 +175,7 @@ def check_generic_word(view: RuleView) -> Iterator[Problem]:
     for pattern in rule.patterns:
         literal = longest_literal(pattern.regex).strip()
         if (
-            (len(literal) >= MIN_LITERAL or gated)
+            (literal_width(literal) >= MIN_LITERAL or gated)
             and literal.lower().strip(" :`'\"") in GENERIC_WORDS
             and not is_anchored(pattern.regex)
             and context_literal(pattern.regex) < MIN_LITERAL
