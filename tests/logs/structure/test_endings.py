@@ -196,6 +196,26 @@ def test_localised_segfault_gets_a_diagnosis() -> None:
     assert found[0][:2] == ("fallback-crash-signal", "segfault_native")
 
 
+@pytest.mark.parametrize(
+    "line",
+    [
+        "./run.sh: Zeile 12:  4242 Getötet                 python train.py --bs 64",
+        "./train.sh: строка 7:  9001 Убито                   python train.py",
+        "./tools/test.sh: 第 13 行： 30517 已杀死 python3 tools/test.py cfg.py",  # noqa: RUF001
+    ],
+)
+def test_a_script_line_in_another_language_gets_the_signal(line: str) -> None:
+    # bash translates both the "line N:" before the job and glibc's name of the signal
+    found = causes("epoch 3 done\n" + line + "\n")
+    assert found[0][:2] == ("fallback-killed-by-signal", "host_oom")
+
+
+def test_a_core_dump_in_full_width_parentheses_is_read() -> None:
+    # zh_CN's bash prints "(core dumped)" in full-width parentheses
+    found = causes("loading extension...\n段错误（核心已转储）\n")  # noqa: RUF001
+    assert found[0][:2] == ("fallback-crash-signal", "segfault_native")
+
+
 def test_english_killed_keeps_its_rule() -> None:
     found = causes("epoch 1\nKilled\n")
     assert found[0][0] == "process-sigkill"
