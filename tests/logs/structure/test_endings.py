@@ -57,6 +57,8 @@ def facts_of(text: str) -> dict[str, object]:
         ("job exit code: 134", 134, 6, "process"),
         ("returned error code -9", -9, 9, "process"),
         ("worker was killed by signal 9", None, 9, "process"),
+        ("Error: Shard process was signaled to shutdown with signal 7", None, 7, "process"),
+        ("child 4 exited with signal 11", None, 11, "process"),
         ("a1b2c3   img:1   \"python x\"   2 hours ago   Exited (137) 3 minutes ago", 137, 9,
          "docker"),
         ("train.service: Main process exited, code=killed, status=9/KILL", None, 9, "systemd"),
@@ -89,6 +91,7 @@ def test_endings(line: str, code: int | None, signal: int | None, reporter: str)
         "Error: retrying",
         "Aborted the download, will retry",
         "cudaGetDevice failed with error code 3",
+        "the handler was stopped by a signal handler install",
     ],
 )
 def test_not_endings(line: str) -> None:

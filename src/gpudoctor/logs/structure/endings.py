@@ -432,7 +432,8 @@ PATTERNS: tuple[PatternSpec, ...] = (
         captures={"code": _I, "signum": _I},
     ),
     # Anything else: "exit code: 139", "exit status 9", "exit_code=1", "exited with code 1",
-    # "error code -9", "killed by signal 9", "Command terminated by signal 9"
+    # "error code -9", "killed by signal 9", "Command terminated by signal 9", TGI's launcher:
+    # "Shard process was signaled to shutdown with signal 9", "exited with signal 11"
     PatternSpec(
         "facts/end_process_code",
         r"(?i)\bexit(?:ed)?(?: with)?[ _-]?(?:code|status)\s*[:=]?\s*(?P<code>-?\d{1,4})\b|"
@@ -441,7 +442,8 @@ PATTERNS: tuple[PatternSpec, ...] = (
     ),
     PatternSpec(
         "facts/end_process_signal",
-        r"(?i)(?:killed|terminated) by signal (?P<signum>\d{1,2})\b",
+        r"(?i)\b(?:killed|terminated|signall?ed|died|exited|crashed|stopped)\b[\w ]{0,30}? "
+        r"(?:by|with|on|from) signal (?P<signum>\d{1,2})\b",
         captures={"signum": _I},
     ),
 )
