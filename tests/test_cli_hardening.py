@@ -19,7 +19,7 @@ from click.testing import CliRunner
 from gpudoctor import pipeline
 from gpudoctor.cli import main
 from gpudoctor.cli.app import EXIT_INTERNAL, EXIT_NO_INPUT, EXIT_USAGE
-from gpudoctor.cli.output import use_colour, write_file
+from gpudoctor.cli.output import terminal_columns, use_colour, write_file
 from gpudoctor.errors import OutputError
 
 ROOT = Path(__file__).parents[1]
@@ -412,3 +412,16 @@ def test_a_huge_since_is_a_usage_error_not_an_overflow() -> None:
     result = CliRunner().invoke(main, ["diagnose", "--since", "99999999999999999999d"])
     assert result.exit_code == EXIT_USAGE
     assert "longer than 3650 days" in result.stderr
+
+
+@pytest.mark.parametrize(
+    ("env", "expected"),
+    [({"COLUMNS": "87"}, 87), ({"COLUMNS": "wide"}, 100), ({"COLUMNS": "-3"}, 100), ({}, 100)],
+)
+def test_terminal_columns_without_a_terminal(
+    env: dict[str, str], expected: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Standard output is not a terminal under pytest: $COLUMNS when valid, else the fallback."""
+    with open(os.devnull, "w") as devnull:
+        monkeypatch.setattr(sys, "__stdout__", devnull)
+        assert terminal_columns(env) == expected

@@ -23,6 +23,7 @@ NOT_ON_THE_HOT_PATH = (
     "pynvml",
     "gpudoctor.rulebook.loader",
     "gpudoctor.snapshot",
+    "shutil",  # imports bz2 and lzma: the terminal width is read without it
 )
 
 _PROBE = """

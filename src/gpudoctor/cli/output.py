@@ -27,9 +27,26 @@ def text_width(width: int | None) -> int:
     """``--width``, or the terminal's width (at most 120, 100 when it cannot be told)."""
     if width:
         return width
-    import shutil
+    return min(terminal_columns(os.environ), 120)
 
-    return min(shutil.get_terminal_size((100, 24)).columns, 120)
+
+def terminal_columns(env: Mapping[str, str], fallback: int = 100) -> int:
+    """$COLUMNS when set, else the width of the terminal standard output is on, else
+    ``fallback``: what ``shutil.get_terminal_size`` answers, without importing shutil (which
+    imports bz2 and lzma: 2 ms of a 150 ms run on a short log, measured)."""
+    try:
+        columns = int(env.get("COLUMNS", ""))
+    except ValueError:
+        columns = 0
+    if columns > 0:
+        return columns
+    stdout = sys.__stdout__
+    if stdout is None:
+        return fallback
+    try:
+        return os.get_terminal_size(stdout.fileno()).columns or fallback
+    except (AttributeError, ValueError, OSError):
+        return fallback
 
 
 def stdout_is_tty() -> bool:
