@@ -229,9 +229,15 @@ PATTERNS: tuple[PatternSpec, ...] = (
         + _CORE
         + r"\s+\S",
     ),
+    # (the job line can follow a progress bar the terminal had redrawn with "\r": "... 1.84s/it][1]
+    # 14875 killed     python main.py" once pasted)
     PatternSpec(
         "facts/end_shell_zsh",
-        r"^(?:zsh: |\[\d+\][+-]?\s+(?:\d+\s+)?)(?P<word>" + _ZSH + r")" + _CORE + r"\s+\S",
+        r"(?:^|\d(?:s/it|it/s)\])(?:zsh: |\[\d+\][+-]?\s+(?:\d+\s+)?)(?P<word>"
+        + _ZSH
+        + r")"
+        + _CORE
+        + r"\s+\S",
     ),
     # faulthandler: "Fatal Python error: Segmentation fault"
     PatternSpec(
