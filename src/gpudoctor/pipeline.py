@@ -23,6 +23,7 @@ from gpudoctor.logs.reader import Block, InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
 from gpudoctor.logs.structure.tracebacks import last_success_lines
+from gpudoctor.logs.wraps import add_events, scan_wrapped
 from gpudoctor.report import InputSummary, Report
 from gpudoctor.rulebook.book import RuleBook
 
@@ -170,6 +171,8 @@ def scan_logs(
         scanner.keep_only_present(block.data for _, blocks in held for block in blocks)
         for index, blocks in held:
             scanner.scan(blocks, input_index=index, origin=logs[index - first_index].origin)
+        for index, blocks in held:  # a short log is a paste: read its wrapped messages too
+            add_events(scanner, scan_wrapped(scanner, blocks, index))
     return ScanResult(
         hits=scanner.hits, inputs=tuple(summaries), origins=tuple(log.where for log in logs)
     )

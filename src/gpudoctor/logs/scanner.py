@@ -366,6 +366,18 @@ class Scanner:
         twin._compiled = self._compiled  # filled in as patterns are found; same regexes
         return twin
 
+    def like(self) -> Scanner:
+        """A new scanner for the same patterns, not compiled yet: for a text of its own (one
+        that :meth:`keep_only_present` should look at alone)."""
+        return Scanner(self._specs, threads=1)
+
+    def matches(self, key: str, data: bytes) -> bool:
+        """Whether the pattern of ``key`` matches somewhere in ``data``."""
+        for index, spec in enumerate(self._specs):
+            if spec.key == key:
+                return self._regex(index).search(data) is not None
+        raise KeyError(key)
+
     @property
     def compiled(self) -> bool:
         """Whether the sets are compiled (by :meth:`compile` or the first scan)."""

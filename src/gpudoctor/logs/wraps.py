@@ -1,0 +1,99 @@
+"""Messages a paste wrapped over two lines.
+
+A terminal, a log formatter (rich's columns, a logger's fixed width) or the person pasting
+often breaks a long message where a space was: "... GPU 0 has a total capacity of 22.36 GiB
+of" / "    which 120.88 MiB is free.". A pattern written for the message then matches neither
+line. For a short log (the pasted excerpt, :data:`gpudoctor.pipeline.PREFILTER_BYTES`), every
+line followed by what reads as its continuation (indented, or starting in lower case) is
+joined with it, the joined lines are scanned, and a rule pattern's match is kept only when it
+needs both halves: a match that either line holds alone was found by the ordinary scan
+already. The event keeps the first line's number and shows the joined text.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+from dataclasses import replace
+from typing import NamedTuple
+
+from gpudoctor.logs.origin import Origin
+from gpudoctor.logs.reader import Block
+from gpudoctor.logs.scanner import KEEP_FIRST, Event, Scanner
+
+MIN_FIRST_BYTES = 20
+"""A shorter line is a line of its own (a heading, a prompt), not the start of a long message."""
+
+STRUCTURE_PREFIX = "facts/"
+"""The structure readers' patterns: they read lines as the program printed them."""
+
+
+class Join(NamedTuple):
+    """A line and its continuation, joined where the paste broke them."""
+
+    line: int
+    first: bytes
+    second: bytes
+
+    @property
+    def text(self) -> bytes:
+        return self.first.rstrip() + b" " + self.second.strip()
+
+
+def continues(first: bytes, second: bytes) -> bool:
+    """Whether ``second`` reads as the continuation of a message ``first`` started."""
+    if len(first.strip()) < MIN_FIRST_BYTES or not second.strip():
+        return False
+    head = second[:1]
+    return head in (b" ", b"\t") or head.islower()
+
+
+def joins(blocks: Sequence[Block]) -> list[Join]:
+    """Every line of ``blocks`` followed (in the same block) by its continuation."""
+    found = []
+    for block in blocks:
+        lines = block.data.split(b"\n")
+        for offset, (first, second) in enumerate(itertools.pairwise(lines)):
+            if continues(first, second):
+                found.append(Join(block.first_line + offset, first, second))
+    return found
+
+
+def scan_wrapped(
+    scanner: Scanner, blocks: Sequence[Block], input_index: int
+) -> dict[str, list[Event]]:
+    """The events of rule patterns that match only across a join of ``blocks`` (one input's
+    blocks), by pattern key, with the first line's number and the joined text."""
+    found = joins(blocks)
+    if not found:
+        return {}
+    data = b"".join(join.text + b"\n" for join in found)
+    twin = scanner.like()
+    twin.keep_only_present([data])
+    twin.scan([Block(blocks[0].source, 1, data, len(found))], input_index=input_index)
+    events: dict[str, list[Event]] = {}
+    for key, hits in twin.hits.items():
+        if key.startswith(STRUCTURE_PREFIX) or not hits.count:
+            continue
+        for event in hits.events():
+            join = found[event.line - 1]
+            if scanner.matches(key, join.first) or scanner.matches(key, join.second):
+                continue
+            events.setdefault(key, []).append(
+                replace(event, line=join.line, order=(input_index, join.line))
+            )
+    return events
+
+
+def add_events(scanner: Scanner, events: dict[str, list[Event]]) -> None:
+    """Count ``events`` among the scanner's hits, keeping each pattern's events in reading
+    order."""
+    for key, extra in events.items():
+        hits = scanner.hits[key]
+        ordered = sorted([*hits.events(), *extra], key=lambda event: event.order)
+        for event in extra:
+            hits.count += 1
+            hits.note_origin(Origin(event.rank, event.node))
+        hits.first = ordered[:KEEP_FIRST]
+        hits.last.clear()
+        hits.last.extend(ordered[KEEP_FIRST:])

@@ -1,0 +1,79 @@
+"""Messages wrapped over two lines: joined for short logs, and counted once."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from gpudoctor.logs.reader import InputStats, read_blocks
+from gpudoctor.logs.scanner import PatternSpec, Scanner
+from gpudoctor.logs.wraps import add_events, continues, joins, scan_wrapped
+from gpudoctor.pipeline import LogInput, diagnose, make_scanner, scan_logs
+from gpudoctor.rulebook.book import load_rulebook
+
+MESSAGE = PatternSpec("r/lost", r"the device was lost during a copy")
+
+
+def scan_with_joins(data: bytes, specs: list[PatternSpec]) -> Scanner:
+    scanner = Scanner(specs)
+    blocks = list(read_blocks(io.BytesIO(data), InputStats(name="log")))
+    scanner.scan(blocks)
+    add_events(scanner, scan_wrapped(scanner, blocks, 0))
+    return scanner
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "expected"),
+    [
+        (b"RuntimeError: the device was lost", b"    during a copy", True),
+        (b"RuntimeError: the device was lost", b"during a copy", True),
+        (b"RuntimeError: the device was lost", b"Epoch 3 finished", False),  # a line of its own
+        (b"short line", b"    indented", False),  # too short to be a long message's start
+        (b"RuntimeError: the device was lost", b"   ", False),
+    ],
+)
+def test_continues(first: bytes, second: bytes, expected: bool) -> None:
+    assert continues(first, second) is expected
+
+
+def test_a_wrapped_message_matches_on_its_first_line_with_the_joined_text() -> None:
+    scanner = scan_with_joins(b"step 9\nERROR: the device was lost\n   during a copy\n", [MESSAGE])
+    hits = scanner.hits["r/lost"]
+    assert hits.count == 1
+    [event] = hits.events()
+    assert (event.line, event.order) == (2, (0, 2))
+    assert event.text == "ERROR: the device was lost during a copy"
+
+
+def test_a_match_one_line_holds_alone_is_not_counted_again() -> None:
+    data = b"ERROR: the device was lost during a copy\n    of the weights to GPU 1\n"
+    assert len(joins(list(read_blocks(io.BytesIO(data), InputStats(name="log"))))) == 1
+    assert scan_with_joins(data, [MESSAGE]).hits["r/lost"].count == 1
+
+
+def test_structure_patterns_read_only_the_lines_as_printed() -> None:
+    scanner = scan_with_joins(
+        b"RuntimeError: the device was lost\n    during a copy\n",
+        [MESSAGE, PatternSpec("facts/x", r"lost during")],
+    )
+    assert scanner.hits["facts/x"].count == 0
+    assert scanner.hits["r/lost"].count == 1
+
+
+def test_a_wrapped_cuda_error_gets_its_rule() -> None:
+    book = load_rulebook(examples=False)
+    log = "RuntimeError: CUDA error: an illegal memory\n    access was encountered\n"
+    report = diagnose(book, [LogInput.from_text("train.log", log)])
+    top = report.diagnoses[0]
+    assert top.cause == "illegal_memory_access"
+    assert top.confidence >= 0.8
+
+
+def test_a_long_log_is_not_joined() -> None:
+    book = load_rulebook(examples=False)
+    filler = "".join(f"step {i} loss 0.{i % 97:02d}\n" for i in range(4000))  # over 32 KB
+    log = filler + "RuntimeError: CUDA error: an illegal memory\n    access was encountered\n"
+    scan = scan_logs([LogInput.from_text("train.log", log)], make_scanner(book))
+    found = [key for key, hits in scan.hits.items() if hits.count]
+    assert not [key for key in found if key.startswith("cuda-") and "illegal" in key]
