@@ -31,6 +31,17 @@ def scan_with_joins(data: bytes, specs: list[PatternSpec]) -> Scanner:
         (b"RuntimeError: the device was lost", b"Epoch 3 finished", False),  # a line of its own
         (b"short line", b"    indented", False),  # too short to be a long message's start
         (b"RuntimeError: the device was lost", b"   ", False),
+        (b'  File "/srv/app/train.py", line 88, in main', b"    loss.backward()", False),
+        (
+            b"    return self._run(batch)  # the model's forward pass",
+            b'  File "x.py", line 3',
+            False,
+        ),
+        (
+            b"    return self._run(batch)  # the model's forward pass",
+            b"torch.OutOfMemoryError: x",
+            False,
+        ),
     ],
 )
 def test_continues(first: bytes, second: bytes, expected: bool) -> None:

@@ -329,6 +329,25 @@ def _compile_sets(
     return [(list(indices), pattern_set)]
 
 
+def _present(specs: Sequence[PatternSpec], data: bytes) -> list[int]:
+    """The indices of the ``specs`` whose required literals occur in ``data`` (or are not
+    known)."""
+    folded = fold_for_literals(data)
+    present: dict[bytes, bool] = {}  # catalogue rules share their literals
+
+    def occurs(literal: bytes) -> bool:
+        found = present.get(literal)
+        if found is None:
+            found = present[literal] = literal in folded
+        return found
+
+    return [
+        index
+        for index, spec in enumerate(specs)
+        if spec.literals is None or any(occurs(literal) for literal in spec.literals)
+    ]
+
+
 class Scanner:
     """Scans blocks for many patterns at once and collects their events.
 
@@ -366,11 +385,6 @@ class Scanner:
         twin._compiled = self._compiled  # filled in as patterns are found; same regexes
         return twin
 
-    def like(self) -> Scanner:
-        """A new scanner for the same patterns, not compiled yet: for a text of its own (one
-        that :meth:`keep_only_present` should look at alone)."""
-        return Scanner(self._specs, threads=1)
-
     def matches(self, key: str, data: bytes) -> bool:
         """Whether the pattern of ``key`` matches somewhere in ``data``."""
         for index, spec in enumerate(self._specs):
@@ -403,20 +417,19 @@ class Scanner:
         """
         if self.compiled:
             raise RuntimeError("keep_only_present() after the sets were compiled")
-        folded = fold_for_literals(b"".join(data))
-        present: dict[bytes, bool] = {}  # catalogue rules share their literals
+        self._in_sets = set(_present(self._specs, b"".join(data)))
 
-        def occurs(literal: bytes) -> bool:
-            found = present.get(literal)
-            if found is None:
-                found = present[literal] = literal in folded
-            return found
-
-        self._in_sets = {
-            index
-            for index, spec in enumerate(self._specs)
-            if spec.literals is None or any(occurs(literal) for literal in spec.literals)
-        }
+    def for_text(self, data: bytes, leave_out: str) -> Scanner:
+        """A new scanner for only those of this scanner's patterns that may match in
+        ``data`` (their required literals occur in it), less those whose key starts with
+        ``leave_out``: a small text scanned on its own costs the set of its few patterns, not
+        the hits of the whole pack."""
+        specs = [
+            self._specs[index]
+            for index in _present(self._specs, data)
+            if not self._specs[index].key.startswith(leave_out)
+        ]
+        return Scanner(specs, threads=1)
 
     _origin: Origin | None = None
 

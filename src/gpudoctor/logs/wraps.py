@@ -13,6 +13,7 @@ already. The event keeps the first line's number and shows the joined text.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
@@ -40,12 +41,22 @@ class Join(NamedTuple):
         return self.first.rstrip() + b" " + self.second.strip()
 
 
+_TRACEBACK_LINE = re.compile(rb"^\s*(?:File \"|Traceback \(most recent call last\))")
+"""A traceback's own lines: its header and its frames start lines, they never continue one."""
+_EXCEPTION_LINE = re.compile(rb"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b")
+"""A (dotted) exception name at the start of a line starts a message of its own."""
+
+
 def continues(first: bytes, second: bytes) -> bool:
     """Whether ``second`` reads as the continuation of a message ``first`` started."""
     if len(first.strip()) < MIN_FIRST_BYTES or not second.strip():
         return False
+    if _TRACEBACK_LINE.match(first) or _TRACEBACK_LINE.match(second):
+        return False
     head = second[:1]
-    return head in (b" ", b"\t") or head.islower()
+    if head in (b" ", b"\t"):
+        return True
+    return head.islower() and not _EXCEPTION_LINE.match(second)
 
 
 def joins(blocks: Sequence[Block]) -> list[Join]:
@@ -68,16 +79,15 @@ def scan_wrapped(
     if not found:
         return {}
     data = b"".join(join.text + b"\n" for join in found)
-    twin = scanner.like()
-    twin.keep_only_present([data])
+    twin = scanner.for_text(data, leave_out=STRUCTURE_PREFIX)
     twin.scan([Block(blocks[0].source, 1, data, len(found))], input_index=input_index)
     events: dict[str, list[Event]] = {}
     for key, hits in twin.hits.items():
-        if key.startswith(STRUCTURE_PREFIX) or not hits.count:
+        if not hits.count:
             continue
         for event in hits.events():
             join = found[event.line - 1]
-            if scanner.matches(key, join.first) or scanner.matches(key, join.second):
+            if twin.matches(key, join.first) or twin.matches(key, join.second):
                 continue
             events.setdefault(key, []).append(
                 replace(event, line=join.line, order=(input_index, join.line))
