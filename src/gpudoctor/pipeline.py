@@ -172,7 +172,8 @@ def scan_logs(
         for index, blocks in held:
             scanner.scan(blocks, input_index=index, origin=logs[index - first_index].origin)
         for index, blocks in held:  # a short log is a paste: read its wrapped messages too
-            add_events(scanner, scan_wrapped(scanner, blocks, index))
+            origin = logs[index - first_index].origin
+            add_events(scanner, scan_wrapped(scanner, blocks, index, origin))
     return ScanResult(
         hits=scanner.hits, inputs=tuple(summaries), origins=tuple(log.where for log in logs)
     )

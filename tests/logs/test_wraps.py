@@ -6,6 +6,7 @@ import io
 
 import pytest
 
+from gpudoctor.logs.origin import Origin
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternSpec, Scanner
 from gpudoctor.logs.wraps import add_events, continues, joins, scan_wrapped
@@ -88,3 +89,14 @@ def test_a_long_log_is_not_joined() -> None:
     scan = scan_logs([LogInput.from_text("train.log", log)], make_scanner(book))
     found = [key for key, hits in scan.hits.items() if hits.count]
     assert not [key for key in found if key.startswith("cuda-") and "illegal" in key]
+
+
+def test_a_wrapped_event_keeps_the_node_its_input_comes_from() -> None:
+    """A snapshot's kernel log names its node only through the input's origin."""
+    book = load_rulebook(examples=False)
+    log = "RuntimeError: CUDA error: an illegal memory\n    access was encountered\n"
+    given = LogInput.from_text("kernel.log", log, origin=Origin(None, "gpu-node-7"))
+    scan = scan_logs([given], make_scanner(book))
+    events = [e for key, hits in scan.hits.items() if "illegal" in key for e in hits.events()]
+    assert events
+    assert {event.node for event in events} == {"gpu-node-7"}

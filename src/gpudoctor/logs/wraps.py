@@ -4,10 +4,11 @@ A terminal, a log formatter (rich's columns, a logger's fixed width) or the pers
 often breaks a long message where a space was: "... GPU 0 has a total capacity of 22.36 GiB
 of" / "    which 120.88 MiB is free.". A pattern written for the message then matches neither
 line. For a short log (the pasted excerpt, :data:`gpudoctor.pipeline.PREFILTER_BYTES`), every
-line followed by what reads as its continuation (indented, or starting in lower case) is
-joined with it, the joined lines are scanned, and a rule pattern's match is kept only when it
-needs both halves: a match that either line holds alone was found by the ordinary scan
-already. The event keeps the first line's number and shows the joined text.
+line followed by what reads as its continuation (indented, or starting in lower case; never a
+traceback's own lines) is joined with it, the joined lines are scanned, and a rule pattern's
+match is kept only when it needs both halves: a match that either line holds alone was found
+by the ordinary scan already. The event keeps the first line's number and shows the joined
+text.
 """
 
 from __future__ import annotations
@@ -71,16 +72,18 @@ def joins(blocks: Sequence[Block]) -> list[Join]:
 
 
 def scan_wrapped(
-    scanner: Scanner, blocks: Sequence[Block], input_index: int
+    scanner: Scanner, blocks: Sequence[Block], input_index: int, origin: Origin | None = None
 ) -> dict[str, list[Event]]:
     """The events of rule patterns that match only across a join of ``blocks`` (one input's
-    blocks), by pattern key, with the first line's number and the joined text."""
+    blocks, from ``origin`` when its name does not say), by pattern key, with the first
+    line's number and the joined text."""
     found = joins(blocks)
     if not found:
         return {}
     data = b"".join(join.text + b"\n" for join in found)
     twin = scanner.for_text(data, leave_out=STRUCTURE_PREFIX)
-    twin.scan([Block(blocks[0].source, 1, data, len(found))], input_index=input_index)
+    block = Block(blocks[0].source, 1, data, len(found))
+    twin.scan([block], input_index=input_index, origin=origin)
     events: dict[str, list[Event]] = {}
     for key, hits in twin.hits.items():
         if not hits.count:
