@@ -68,6 +68,7 @@ def facts_of(text: str) -> dict[str, object]:
          "(Segmentation fault).", None, 11, "mpi"),
         ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.', None, 11, "gdb"),
         ("*** SIGSEGV received at time=1712345678 on cpu 3 ***", None, 11, "absl"),
+        ("Signal (6) received.", None, 6, "triton"),
         # MPI_Abort's number is the program's error code: -1 and 9 are not SIGHUP and SIGKILL
         ("MPICH ERROR [Rank 2] [job id 88.0] [nid0007] - Abort(-1) (rank 2 in comm 0): "
          "MPIDI_init: bad configuration", -1, None, "mpi"),
@@ -94,6 +95,7 @@ def test_endings(line: str, code: int | None, signal: int | None, reporter: str)
         "Aborted the download, will retry",
         "cudaGetDevice failed with error code 3",
         "the handler was stopped by a signal handler install",
+        "Signal (11) received by the handler in 3 ms",
     ],
 )
 def test_not_endings(line: str) -> None:

@@ -14,7 +14,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``      str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
                               ray, jupyter, python, deepspeed, accelerate, docker, systemd,
-                              earlyoom, mpi, kernel, gdb, absl, ide, make, go, time
+                              earlyoom, mpi, kernel, gdb, absl, triton, ide, make, go, time
 ``oom_killed``         bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``      str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd, earlyoom,
                               ray, kernel
@@ -425,6 +425,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/end_absl_signal",
         r"^\*\*\* " + _SIG + r" received at time=\d+",
     ),
+    # Triton Inference Server's signal handler, before its backtrace: "Signal (11) received."
+    PatternSpec(
+        "facts/end_triton_signal",
+        r"^\s*(?:\S+ )?Signal \((?P<signum>\d+)\) received\.",
+        captures={"signum": _I},
+    ),
     # gdb: 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.'
     PatternSpec(
         "facts/end_gdb_signal",
@@ -464,7 +470,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun, ray, "
              "jupyter, python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, "
-             "gdb, absl, ide, make, go, time, process."),
+             "gdb, absl, triton, ide, make, go, time, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
