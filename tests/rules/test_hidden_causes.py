@@ -109,3 +109,17 @@ def test_a_healthy_cudnn_log_has_no_lead(book: RuleBook) -> None:
         "Epoch 1/3 - loss: 0.6931\n"
     )
     assert _causes(text, book) == []
+
+
+def test_launch_failure_under_a_memory_checker_is_the_kernel_not_the_gpu(book: RuleBook) -> None:
+    text = (
+        "========= COMPUTE-SANITIZER\n"
+        '========= Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch '
+        'failure" on CUDA API call to cudaStreamSynchronize.\n'
+        "=========     Saved host backtrace up to driver entry point at error\n"
+        "=========     Host Frame: [0x2f1a3b] in /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
+        "=========     Host Frame:run_batch(Batch const&) [0x41c2] in /opt/sim/bin/sim\n"
+    )
+    causes = _causes(text, book)
+    assert causes[0][0] == "illegal_memory_access"
+    assert all(conf < 0.3 for cause, conf in causes if cause == "xid_hardware")

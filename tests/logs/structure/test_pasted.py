@@ -88,6 +88,7 @@ def test_new_smi_table() -> None:
     assert facts["smi_compute_processes_per_gpu_max"] == 1
     # GPU 0: 30000 used, 10000 listed -> 20000 of 40960 nobody visible holds
     assert facts["smi_unaccounted_memory_fraction_max"] == round(20000 / 40960, 4)
+    assert facts["smi_unaccounted_gpu_busy"] is True  # that GPU runs at 97 %
 
 
 def test_old_smi_table_with_no_processes() -> None:
@@ -99,6 +100,7 @@ def test_old_smi_table_with_no_processes() -> None:
     assert facts["smi_processes_count"] == 0
     assert facts["smi_unaccounted_memory_fraction_max"] == round(14021 / 32480, 4)
     assert facts["smi_idle_gpu_memory_fraction_max"] == round(14021 / 32480, 4)
+    assert facts["smi_unaccounted_gpu_busy"] is False  # held at 0 %: nothing runs
 
 
 def test_collect_env() -> None:

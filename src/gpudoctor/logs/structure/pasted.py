@@ -219,11 +219,14 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
     rows = _events(hits, "facts/smi_gpu_row")
     memory: list[tuple[int, int]] = []
+    busy: list[bool] = []  # per memory row: the GPU shows utilisation above 0 %
     idle: list[float] = []  # used / total of the GPUs at 0 % utilisation
     for event in _events(hits, "facts/smi_memory_row"):
         used, total = event.captures.get("used"), event.captures.get("total")
         if isinstance(used, int) and isinstance(total, int):
             memory.append((used, total))
+            util = event.captures.get("util")
+            busy.append(isinstance(util, int) and util > 0)
             if event.captures.get("util") == 0 and total > 0:
                 idle.append(used / total)
     if rows:
@@ -269,12 +272,14 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         if len(indices) != len(memory):
             indices = list(range(len(memory)))
         unaccounted = [
-            max(0, used - held_by_gpu.get(index, 0)) / total
-            for index, (used, total) in zip(indices, memory, strict=True)
+            (max(0, used - held_by_gpu.get(index, 0)) / total, gpu_busy)
+            for index, (used, total), gpu_busy in zip(indices, memory, busy, strict=True)
             if total > 0
         ]
         if unaccounted:
-            facts["smi_unaccounted_memory_fraction_max"] = round(max(unaccounted), 4)
+            share, gpu_busy = max(unaccounted)
+            facts["smi_unaccounted_memory_fraction_max"] = round(share, 4)
+            facts["smi_unaccounted_gpu_busy"] = gpu_busy
     return facts
 
 
@@ -324,6 +329,9 @@ FACTS: tuple[FactSpec, ...] = (
              "highest (used - memory of the processes listed on that GPU) / total, only when a "
              "processes section was pasted: memory nobody visible holds (other containers, "
              "zombies)"),
+    FactSpec("smi_unaccounted_gpu_busy", "bool", "-", SOURCE,
+             "the GPU with the most unaccounted memory shows utilisation above 0 %: something "
+             "is running on it (inside a container, the job itself; zombies sit idle)"),
 )  # fmt: skip
 """Every fact :func:`facts` can return."""
 
