@@ -8,7 +8,7 @@ import pytest
 from gpudoctor.pipeline import explain_text
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 from gpudoctor.rulebook.model import Example, Role, Rule, Severity
-from gpudoctor.rulebook.signatures import SignatureIndex, words
+from gpudoctor.rulebook.signatures import MIN_SIMILARITY, SignatureIndex, words
 
 
 def rule(rule_id: str, cause: str, *messages: str, role: Role = Role.ROOT) -> Rule:
@@ -51,7 +51,7 @@ def test_words_split_identifiers_and_drop_places_numbers_and_frames() -> None:
 def test_the_closest_cause_comes_first_one_per_cause() -> None:
     found = INDEX.closest("the remote process exited during allreduce: network error on peer")
     assert [RULES[r.rule].id for r in found] == ["peer"]
-    assert 0.35 <= found[0].similarity <= 1.0
+    assert MIN_SIMILARITY <= found[0].similarity <= 1.0
     assert set(found[0].shared) >= {"remote", "process", "network", "peer"}
 
 
