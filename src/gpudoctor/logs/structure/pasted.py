@@ -227,7 +227,7 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
             memory.append((used, total))
             util = event.captures.get("util")
             busy.append(isinstance(util, int) and util > 0)
-            if event.captures.get("util") == 0 and total > 0:
+            if util == 0 and total > 0:
                 idle.append(used / total)
     if rows:
         facts["smi_gpu_count"] = len(rows)
