@@ -172,3 +172,17 @@ def test_slurm_cgroup_oom_kill(book: RuleBook) -> None:
         "srun: error: gpu-node-3: task 0: Out Of Memory\n"
     )
     assert _top(text, book)[0] == "host_oom"
+
+
+def test_a_gpu_the_driver_refuses_explains_the_failed_init(book: RuleBook) -> None:
+    text = (
+        "[   7.301122] NVRM: The NVIDIA GPU 0000:65:00.0 (PCI ID: 10de:1c82)\n"
+        "              NVRM: installed in this system is not supported by open\n"
+        "              NVRM: nvidia.ko because it does not include the required GPU\n"
+        "              NVRM: System Processor (GSP).\n"
+        "[ 402.118734] NVRM: GPU 0000:65:00.0: RmInitAdapter failed! (0x22:0x56:897)\n"
+        "[ 402.120053] NVRM: GPU 0000:65:00.0: rm_init_adapter failed, device minor number 0\n"
+    )
+    causes = explain_text(text, book).causes
+    assert (causes[0].rule, causes[0].cause) == ("nvrm-gpu-not-supported", "arch_mismatch")
+    assert all(c.confidence < ALARM for c in causes if c.cause == "xid_hardware")
