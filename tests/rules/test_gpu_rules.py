@@ -184,3 +184,33 @@ def test_single_lines(book: RuleBook, text: str, cause: str) -> None:
 )
 def test_near_misses_raise_no_gpu_cause(book: RuleBook, text: str) -> None:
     assert [d for d in explain_text(text, book).causes if d.confidence >= 0.5] == []
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        (
+            "ggml_vulkan: Device memory allocation of size 2147483648 failed.\n"
+            "terminate called after throwing an instance of 'vk::OutOfDeviceMemoryError'\n"
+            "  what():  vk::Device::allocateMemory: ErrorOutOfDeviceMemory\n",
+            "gpu_oom",
+        ),
+        (
+            "terminate called after throwing an instance of 'vk::DeviceLostError'\n"
+            "  what():  vk::Queue::submit: ErrorDeviceLost\n",
+            "launch_timeout",
+        ),
+        (
+            "RuntimeError: level_zero backend failed with error: 20 "
+            "(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)\n",
+            "gpu_oom",
+        ),
+        (
+            "[METAL] Command buffer execution failed: Caused GPU Timeout Error "
+            "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n",
+            "launch_timeout",
+        ),
+    ],
+)
+def test_other_gpu_apis_name_the_same_causes(book: RuleBook, text: str, cause: str) -> None:
+    assert explain_text(text, book).causes[0].cause == cause
