@@ -146,6 +146,21 @@ def test_bundled_catalogues_generate_generic_rules() -> None:
     assert all(r.references for r in rules)
 
 
+def test_an_ordinary_short_log_compiles_few_of_the_bundled_patterns() -> None:
+    # A template is repeated for every entry of its catalogue: one whose required literals are
+    # weak ("rror", from a case-folded "[Ee]rror") puts a catalogue's worth of patterns into
+    # the set of every short log, and start-up pays for compiling them.
+    ordinary = (
+        b"Epoch 1/10 step 100 loss=0.3412 lr=3e-4\n"
+        b"validation error rate 0.12, no failure\n"
+        b"saving checkpoint to /data/run7/epoch1.pt\n"
+    )
+    scanner = make_scanner(RuleBook(tuple(load_rules([bundled_rules_dir()]).rules)))
+    everything = scanner.set_size
+    scanner.keep_only_present([ordinary])
+    assert scanner.set_size < everything / 10
+
+
 # Every cudaError_t code 1..999 of CUDA 12.8/13.0 (driver_types.h), written from the header:
 # the catalogue must have an entry for each.
 CUDA_RUNTIME_ERRORS = """

@@ -393,6 +393,12 @@ class Scanner:
         raise KeyError(key)
 
     @property
+    def set_size(self) -> int:
+        """How many patterns the sets hold: all of them, or those :meth:`keep_only_present`
+        kept."""
+        return len(self._in_sets)
+
+    @property
     def compiled(self) -> bool:
         """Whether the sets are compiled (by :meth:`compile` or the first scan)."""
         return self._sets is not None
