@@ -19,8 +19,9 @@ Semantics rule authors rely on:
   ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
   ``first("pattern_id", "capture")`` and ``last("pattern_id", "capture")`` (a capture of the
   first or last line that pattern matched, e.g. the epoch a job had reached),
-  ``gib(n)``/``mib(n)`` (bytes), ``str``, ``int``, ``float``, ``round``, ``len``, ``min``,
-  ``max``, ``abs``, ``any``, ``all``.
+  ``gib(n)``/``mib(n)`` (bytes), ``tensor_device(type_name)`` (the device a PyTorch tensor
+  type names), ``str``, ``int``, ``float``, ``round``, ``len``, ``min``, ``max``, ``abs``,
+  ``any``, ``all``.
 """
 
 from __future__ import annotations
@@ -48,11 +49,26 @@ def _version(value: object) -> Version | None:
     return parse_version(str(value))
 
 
+TENSOR_DEVICES = ("cuda", "xpu", "mps", "hip")
+"""Device kinds a PyTorch tensor type can name besides the CPU, as they appear in its name."""
+
+
+def tensor_device(type_name: object) -> str | None:
+    """The device a PyTorch tensor type names: ``"cuda"`` for ``torch.cuda.HalfTensor`` or
+    ``CUDABFloat16Type``, ``"xpu"`` for ``XPUFloatType``, ``"mps"``, ``"hip"``, and ``"cpu"``
+    for ``torch.FloatTensor`` or ``CPUFloatType``; ``None`` for no type."""
+    if not isinstance(type_name, str):
+        return None
+    lowered = type_name.lower()
+    return next((device for device in TENSOR_DEVICES if device in lowered), "cpu")
+
+
 BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "version": _version,
     "gib": lambda n: n * (1 << 30),
     "mib": lambda n: n * (1 << 20),
     "size": format_size,  # bytes as text, "2.00 GiB", for derived values
+    "tensor_device": tensor_device,
     "str": str,
     "int": int,
     "float": float,
