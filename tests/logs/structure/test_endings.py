@@ -34,6 +34,10 @@ def facts_of(text: str) -> dict[str, object]:
         ("段错误 (核心已转储)", None, 11, "shell"),
         ("run.sh: line 3: 777 Getötet                 python a.py", None, 9, "shell"),
         ("Aborted (core dumped)", None, 6, "shell"),
+        # the program's last line had no newline: bash's report is glued to it
+        ("Loading weights from /srv/models/enc.binAbandon (core dumped)", None, 6, "shell"),
+        ("step 12/900 loss 0.31Speicherzugriffsfehler (Speicherabzug geschrieben)", None, 11,
+         "shell"),
         ("Bus error (core dumped)", None, 7, "shell"),
         ("Illegal instruction", None, 4, "shell"),
         ("    exitcode  : -9 (pid: 2211)", -9, 9, "torchrun"),
@@ -258,3 +262,21 @@ def test_go_exec_signal_words(line: str, signal: int) -> None:
     facts = facts_of(line + "\n")
     assert facts["exit_signal"] == signal
     assert facts["exit_reporter"] == "go"
+
+
+def test_a_glued_signal_word_needs_the_core_dump_note() -> None:
+    # without bash's "(core dumped)" a word inside a program's own text is not an ending
+    assert facts_of("request status=Aborted (by the user)\n") == {}
+
+
+def test_a_crash_after_the_job_finished_is_not_an_alarm() -> None:
+    crash = (
+        "Epoch 40/40 loss 0.12\nSaving final model to out/model.pt\n"
+        "Segmentation fault (core dumped)\n"
+    )
+    during = causes(crash)
+    assert during[0][1] == "segfault_native"
+    assert during[0][2] >= 0.5
+    at_exit = causes(crash.replace("Saving final", "Training complete.\nSaving final"))
+    assert at_exit[0][1] == "segfault_native"
+    assert at_exit[0][2] < 0.5

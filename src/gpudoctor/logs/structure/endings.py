@@ -21,6 +21,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
 ``node_failed``        bool   the scheduler reported the node failed
 ``process_ended``      bool   some ending was reported at all
+``crashed_after_success`` bool the ending signal came after a success line: a crash at exit
 =====================  =====  ===========================================================
 
 The shells' own words are taken from their message catalogues: bash prints glibc's
@@ -35,6 +36,7 @@ from collections.abc import Mapping
 
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
+from gpudoctor.logs.structure.tracebacks import SUCCESS_KEY
 
 _I = CaptureType.INT
 _S = CaptureType.STR
@@ -208,6 +210,21 @@ _LINE = "|".join(_LINE_FORMS)
 # multi-byte character in a class: the scanner matches bytes)
 _CORE = r"(?:\s*(?:\(|（)[^\n]{1,60}?(?:\)|）))?"  # noqa: RUF001
 _SIG = r"(?P<signame>SIG[A-Z]{2,6})"
+# bash's "(core dumped)" after the signal's name, in every translation of its po/*.po (bminor/bash
+# 637f5c8696a6, 2025-12-10; fuzzy entries left out), without the parentheses
+CORE_DUMPED_WORDS: tuple[str, ...] = (
+    "core dumped", "Speicherabzug geschrieben", "`core' generado", "bol uložený výpis pamäte",
+    "core didump", "core dump creato", "core dumped [ispis stanja memorije je spremljen]",
+    "core dumped [obraz paměti uložen]", "core készült", "core salvestatud",
+    "cuimhne dumpáilte", "geheugendump gemaakt", "imagem do núcleo gravada",
+    "ispis memorije je stvoren!", "izpis jedra", "kjerne lagret i fil", "luotiin core-tiedosto",
+    "minnesutskrift skapad", "nekropsio elŝutita", "núcleo despejado", "s'ha bolcat la memòria",
+    "smed kerne", "xuất ra core", "zrzut pamięci", "«core» generado", "«core» xerado",
+    "çekirdek döküldü", "збережено знімок оперативної пам’яті", "образ памяти сброшен на диск",  # noqa: RUF001
+    "паметта е разтоварена", "језгрени избачај", "ბირთვი ჩაწერილია", "コアダンプ", "核心已傾印",  # noqa: RUF001
+    "核心已转储",
+)  # fmt: skip
+_CORE_DUMPED = r"(?:\(|（)(?:" + _alternation(CORE_DUMPED_WORDS) + r")(?:\)|）)"  # noqa: RUF001
 
 # Each pattern key names its reporter after the second slash: facts/end_<reporter>_<what>.
 PATTERNS: tuple[PatternSpec, ...] = (
@@ -215,6 +232,13 @@ PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec(
         "facts/end_shell_word",
         r"(?:^|[\]\s>`'\"|$#*])(?P<word>" + _SHELL + r")" + _CORE + r"[\s'\"`*]*$",
+    ),
+    # the same report glued to the end of the program's last line, which had no newline of its
+    # own ("...libbz2.so.1.0Abandon (core dumped)"): only with bash's core-dump note, which no
+    # program's own sentence ends with
+    PatternSpec(
+        "facts/end_shell_glued",
+        r"(?P<word>" + _SHELL + r")\s*" + _CORE_DUMPED + r"[\s'\"`*]*$",
     ),
     # bash reporting a script line or a job: "./run.sh: line 9: 4242 Killed   python x.py"
     # ("./run.sh: Zeile 9: 4242 Getötet  python x.py"),
@@ -359,7 +383,7 @@ PATTERNS: tuple[PatternSpec, ...] = (
     # The kernel's OOM killer: "Out of memory: Killed process 4242 (python)", "oom-kill:"
     PatternSpec(
         "facts/end_kernel_oom",
-        r"(?:Out of memory|Memory cgroup out of memory): Kill(?:ed)? process \d+|"
+        r"(?:Out of memory|Memory cgroup out of memory): ?Kill(?:ed)? process \d+|"
         r"oom-kill:constraint=",
     ),
     # mpirun: "... exited on signal 9 (Killed)."
@@ -482,6 +506,10 @@ FACTS: tuple[FactSpec, ...] = (
              "The scheduler reported that the job's node failed."),
     FactSpec("process_ended", "bool", "-", "log structure",
              "Some launcher, shell or scheduler reported how a process ended."),
+    FactSpec("crashed_after_success", "bool", "-", "log structure",
+             "The signal that ended the process came after a success line of the same input "
+             "('Training complete', 'Finished optimization', 'Done'): the job had finished its "
+             "work and crashed while exiting."),
 )  # fmt: skip
 
 
@@ -582,4 +610,15 @@ def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         found["oom_killed_by"] = _reporter(oom[-1].key)
     found["time_limit_hit"] = "facts/end_slurm_time" in keys
     found["node_failed"] = "facts/end_slurm_node" in keys
+    if signal_at is not None:
+        found["crashed_after_success"] = _after_success(hits, signal_at)
     return found
+
+
+def _after_success(hits: Mapping[str, PatternHits], ending: Event) -> bool:
+    """Whether a success line of the same input came before ``ending``."""
+    success = hits.get(SUCCESS_KEY)
+    if success is None:
+        return False
+    source = ending.order[0]
+    return any(e.order[0] == source and e.order < ending.order for e in success.events())

@@ -71,6 +71,9 @@ _CLASS = (
 TYPE = r"(?P<type>(?:" + _CLASS + r")(?:\(\w+\))?)"
 
 _S = CaptureType.STR
+
+SUCCESS_KEY = "facts/tb_success"
+"""The pattern of a line that says the job went on or finished ("Training complete", "Done")."""
 _I = CaptureType.INT
 
 PATTERNS: tuple[PatternSpec, ...] = (
@@ -126,9 +129,10 @@ PATTERNS: tuple[PatternSpec, ...] = (
     # What says the job went on: a success line. (Progress lines would say it too, but a
     # pattern matching every training line costs the scanner a sixth of its throughput.)
     PatternSpec(
-        "facts/tb_success",
-        r"(?i)(?:^\W*(?:all )?(?:done|finished|complete|completed)\W*$|training (?:is )?"
-        r"(?:complete|completed|finished|done)\b|finished training|"
+        SUCCESS_KEY,
+        r"(?i)(?:^\W*(?:all )?(?:done|finished|complete|completed)\W*$|"
+        r"(?:training|optimi[sz]ation) (?:is )?(?:complete|completed|finished|done)\b|"
+        r"(?:finished|completed) (?:training|optimi[sz]ation)\b|"
         r"(?:completed|finished) successfully|\bexit(?:ed)? (?:with )?(?:code|status):? 0\b|"
         # nvidia-smi --gpu-reset
         r"\bwas successfully reset\b)",
@@ -272,7 +276,7 @@ def last_success_lines(hits: Mapping[str, PatternHits]) -> dict[int, tuple[int, 
     """For each input, where its last success line is ("Training complete", "Done", "exit code
     0"): the engine reads any failure before it as one the job went on from."""
     last: dict[int, tuple[int, int]] = {}
-    for event in _events(hits, "facts/tb_success"):
+    for event in _events(hits, SUCCESS_KEY):
         source = event.order[0]
         last[source] = max(last.get(source, event.order), event.order)
     return last
@@ -282,7 +286,7 @@ def _went_on(hits: Mapping[str, PatternHits], terminal: Event) -> bool:
     """Whether a success line after the terminal exception says the job carried on."""
     source = terminal.order[0]
     return any(
-        e.order[0] == source and e.order > terminal.order for e in _events(hits, "facts/tb_success")
+        e.order[0] == source and e.order > terminal.order for e in _events(hits, SUCCESS_KEY)
     )
 
 
