@@ -7,22 +7,22 @@ torchrun's ``exitcode  : -9 (pid: N)``, Slurm's ``oom-kill event(s)``, Kubernete
 ``OOMKilled``, Ray's ``WorkerCrashedError``, a notebook's "kernel appears to have died". This
 reader finds those lines in the scanner's pass and turns them into facts:
 
-=====================  =====  ===========================================================
-``exit_code``          int    the last exit code reported (137, -9, 1), as printed
-``exit_signal``        int    the signal that ended the process: 9 from "Killed", SIGKILL,
-                              -9 or 137 (128 + 9); 11 from 139 / -11 / "Segmentation fault"
-``exit_signal_name``   str    "SIGKILL", "SIGSEGV", ...
-``exit_reporter``      str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
-                              ray, jupyter, python, deepspeed, accelerate, docker, systemd,
-                              earlyoom, mpi, kernel, gdb, absl, triton, ide, make, go, time
-``oom_killed``         bool   a scheduler or the kernel said it killed for memory
-``oom_killed_by``      str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd, earlyoom,
-                              ray, kernel
-``time_limit_hit``     bool   the scheduler cancelled the job at its time limit
-``node_failed``        bool   the scheduler reported the node failed
-``process_ended``      bool   some ending was reported at all
-``crashed_after_success`` bool the ending signal came after a success line: a crash at exit
-=====================  =====  ===========================================================
+=========================  =====  =======================================================
+``exit_code``              int    the last exit code reported (137, -9, 1), as printed
+``exit_signal``            int    the signal that ended the process: 9 from "Killed", SIGKILL,
+                                  -9 or 137 (128 + 9); 11 from 139 / -11 / "Segmentation fault"
+``exit_signal_name``       str    "SIGKILL", "SIGSEGV", ...
+``exit_reporter``          str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
+                                  ray, jupyter, python, deepspeed, accelerate, docker, systemd,
+                                  earlyoom, mpi, kernel, gdb, absl, triton, ide, make, go, time
+``oom_killed``             bool   a scheduler or the kernel said it killed for memory
+``oom_killed_by``          str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd,
+                                  earlyoom, ray, kernel
+``time_limit_hit``         bool   the scheduler cancelled the job at its time limit
+``node_failed``            bool   the scheduler reported the node failed
+``process_ended``          bool   some ending was reported at all
+``crashed_after_success``  bool   the ending signal came after a success line: a crash at exit
+=========================  =====  =======================================================
 
 The shells' own words are taken from their message catalogues: bash prints glibc's
 ``strsignal()`` (``po/*.po`` of glibc: msgid "Killed", "Segmentation fault", "Aborted",

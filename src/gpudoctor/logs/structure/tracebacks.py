@@ -71,10 +71,10 @@ _CLASS = (
 TYPE = r"(?P<type>(?:" + _CLASS + r")(?:\(\w+\))?)"
 
 _S = CaptureType.STR
+_I = CaptureType.INT
 
 SUCCESS_KEY = "facts/tb_success"
 """The pattern of a line that says the job went on or finished ("Training complete", "Done")."""
-_I = CaptureType.INT
 
 PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec(
