@@ -50,10 +50,11 @@ def test_templates_apply_only_with_their_placeholders() -> None:
     rules = demo_rules()
     bad = rules["demo-errors-bad-address"]
     gone = rules["demo-errors-device-gone"]
-    assert [p.id for p in bad.patterns] == ["name", "text", "number"]  # type: ignore[attr-defined]
+    assert [p.id for p in bad.patterns] == ["name", "text", "number", "framed_name"]  # type: ignore[attr-defined]
     assert bad.patterns[0].regex == r"\b(?:demoErrorBadAddress|DEMO_BAD_ADDRESS)\b"  # type: ignore[attr-defined]
     assert bad.patterns[1].regex == r"the demo kernel touched \(bad\) memory"  # type: ignore[attr-defined]
     assert bad.patterns[2].regex == r"demo error(?: code)?[ =:]+17\b"  # type: ignore[attr-defined]
+    assert bad.patterns[3].regex == r"\bDemoError::BadAddress\b"  # type: ignore[attr-defined]
     assert [p.regex for p in gone.patterns] == [r"\bdemoErrorDeviceGone\b"]  # type: ignore[attr-defined]
 
 
@@ -65,6 +66,8 @@ def test_templates_apply_only_with_their_placeholders() -> None:
         ("demo-errors-bad-address", "demo error: 17", True),
         ("demo-errors-bad-address", "demo error: 171", False),
         ("demo-errors-bad-address", "demoErrorBadAddressLater", False),
+        ("demo-errors-bad-address", "Err(DemoError::BadAddress)", True),
+        ("demo-errors-bad-address", "BadAddress", False),
         ("demo-errors-device-gone", "demoErrorBadAddress", False),
         ("demo-errors-device-gone", "status=demoErrorDeviceGone", True),
     ],
@@ -116,7 +119,7 @@ def test_template_errors_are_reported_at_the_template() -> None:
     [message] = errors_of("bad-template.yaml")
     assert message.startswith("4:5: invalid RE2 regex for entry one")
     assert errors_of("no-placeholder.yaml") == [
-        "4:5: a match template needs {name}, {text}, {framed_text} or {number}"
+        "4:5: a match template needs {name}, {text}, {framed_text}, {framed_name} or {number}"
     ]
 
 

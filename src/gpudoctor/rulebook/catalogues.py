@@ -14,6 +14,7 @@ cause when one fired (see :class:`gpudoctor.rulebook.model.Role`). The format::
       - '{text}'                         # {text}: the entry's texts, regex-escaped
       - 'CUDA error(?: code)?[ =:]+{number}\\b'   # {number}: the entry's number
       - 'CUDA error: {framed_text}'      # {framed_text}: texts that only count when framed
+      - 'CudaError::{framed_name}'       # {framed_name}: names that only count when framed
     examples:                            # example templates (optional), rendered per entry
       - 'RuntimeError: CUDA error: {framed_text}'
     fixes:                               # fix steps per cause, for entries without "fix"
@@ -24,6 +25,8 @@ cause when one fired (see :class:`gpudoctor.rulebook.model.Role`). The format::
         names: [cudaErrorIllegalAddress, CUDA_ERROR_ILLEGAL_ADDRESS]
         texts: ['an illegal memory access was encountered']  # only texts that stand alone
         framed_texts: []                 # generic texts ("out of memory"): {framed_text} only
+        framed_names: [IllegalAddress]   # a wrapper's names too plain to stand alone (a Rust
+                                         # enum's variants): {framed_name} only
         cause: illegal_memory_access     # or defaults.cause
         title: '...'                     # optional: built from the first name, number, text
         meaning: '...'                   # the summary; with the catalogue title, the explanation
@@ -59,10 +62,10 @@ CATALOGUE_KEY = "catalogue"
 _KEYS = {"catalogue", "title", "sources", "defaults", "match", "examples", "fixes", "entries"}
 _DEFAULT_KEYS = {"severity", "confidence", "role", "cause"}
 _ENTRY_KEYS = {
-    "id", "number", "names", "texts", "framed_texts", "cause", "title", "meaning", "fix",
-    "confidence", "severity", "role", "examples",
+    "id", "number", "names", "texts", "framed_texts", "framed_names", "cause", "title", "meaning",
+    "fix", "confidence", "severity", "role", "examples",
 }  # fmt: skip
-_PLACEHOLDER = re.compile(r"\{(name|text|framed_text|number)\}")
+_PLACEHOLDER = re.compile(r"\{(name|text|framed_text|framed_name|number)\}")
 DEFAULT_TEMPLATES = (r"\b{name}\b", "{text}")
 
 
@@ -88,6 +91,7 @@ class _Entry:
     names: tuple[str, ...]
     texts: tuple[str, ...]
     framed_texts: tuple[str, ...]
+    framed_names: tuple[str, ...]
     values: dict[str, object]
 
 
@@ -139,7 +143,8 @@ class _CatalogueParser(_RuleParser):
             if not found:
                 raise yn.NodeError(
                     yn.location(self.path, item),
-                    "a match template needs {name}, {text}, {framed_text} or {number}",
+                    "a match template needs {name}, {text}, {framed_text}, {framed_name} or "
+                    "{number}",
                 )
             templates.append(_Template(regex, found, item))
         return tuple(templates)
@@ -175,13 +180,18 @@ class _CatalogueParser(_RuleParser):
                 if "framed_texts" in entries
                 else ()
             )
-            if not names and not texts and not framed and number is None:
+            framed_names = (
+                self._strings(entries["framed_names"].value, '"framed_names"')
+                if "framed_names" in entries
+                else ()
+            )
+            if not (names or texts or framed or framed_names) and number is None:
                 raise yn.NodeError(
                     yn.location(self.path, node),
-                    'an entry needs "names", "texts", "framed_texts" or "number"',
+                    'an entry needs "names", "texts", "framed_texts", "framed_names" or "number"',
                 )
             entry_id = self._field_id(entries["id"].value)
-            return _Entry(entry_id, node, number, names, texts, framed, values)
+            return _Entry(entry_id, node, number, names, texts, framed, framed_names, values)
         except yn.NodeError as exc:
             self.errors.append(RuleError(exc.location, exc.message))
             return None
@@ -268,6 +278,7 @@ def _values(entry: _Entry) -> dict[str, tuple[str, ...]]:
         "name": entry.names,
         "text": entry.texts,
         "framed_text": entry.framed_texts,
+        "framed_name": entry.framed_names,
         "number": (str(entry.number),) if entry.number is not None else (),
     }
 

@@ -78,6 +78,14 @@ def facts_of(text: str) -> dict[str, object]:
          "MPIDI_init: bad configuration", -1, None, "mpi"),
         ("MPI_ABORT was invoked on rank 3 in communicator MPI_COMM_WORLD with errorcode 9.",
          9, None, "mpi"),
+        # hydra's box prints the raw wait status of a process that did not exit: the signal,
+        # plus 128 when it dumped core; newer releases name the signal
+        ("=   EXIT CODE: 9", 9, 9, "mpi"),
+        ("=   EXIT CODE: 139", 139, 11, "mpi"),
+        ("=   KILLED BY SIGNAL: 9 (Killed)", None, 9, "mpi"),
+        (" *** caught segfault ***", None, 11, "R"),
+        ("``*** caught illegal operation ***", None, 4, "R"),
+        ("*** caught bus error ***", None, 7, "R"),
     ],
 )  # fmt: skip
 def test_endings(line: str, code: int | None, signal: int | None, reporter: str) -> None:
@@ -100,6 +108,8 @@ def test_endings(line: str, code: int | None, signal: int | None, reporter: str)
         "cudaGetDevice failed with error code 3",
         "the handler was stopped by a signal handler install",
         "Signal (11) received by the handler in 3 ms",
+        "=   CLEANING UP REMAINING PROCESSES",
+        "*** caught warning: deprecated call ***",
     ],
 )
 def test_not_endings(line: str) -> None:

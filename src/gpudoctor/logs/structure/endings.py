@@ -14,7 +14,8 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``       str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``          str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
                                   ray, jupyter, python, deepspeed, accelerate, docker, systemd,
-                                  earlyoom, mpi, kernel, gdb, absl, triton, ide, make, go, time
+                                  earlyoom, mpi, kernel, gdb, absl, triton, ide, make, go, time,
+                                  R
 ``oom_killed``             bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``          str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd,
                                   earlyoom, ray, kernel
@@ -149,8 +150,17 @@ ZSH_WORDS: dict[int, tuple[str, ...]] = {
     4: ("illegal hardware instruction",),
 }
 
+# R's words for the signals it catches
+R_WORDS: dict[int, tuple[str, ...]] = {
+    11: ("segfault",),
+    7: ("bus error",),
+    4: ("illegal operation",),
+}
+
 _WORD_SIGNAL = {
-    w.lower(): n for n, words in (*SHELL_WORDS.items(), *ZSH_WORDS.items()) for w in words
+    w.lower(): n
+    for n, words in (*SHELL_WORDS.items(), *ZSH_WORDS.items(), *R_WORDS.items())
+    for w in words
 }
 
 
@@ -299,6 +309,14 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"<Signals\." + _SIG + r": (?P<signum>\d+)>",
         captures={"signum": _I},
     ),
+    # R's signal handler (src/main/main.c), before its traceback: " *** caught segfault ***",
+    # "*** caught bus error ***", "*** caught illegal operation ***" (then "address 0x...,
+    # cause 'illegal opcode'"), as R, reticulate (Python inside R) and Rscript print it.
+    PatternSpec(
+        "facts/end_R_signal",
+        r"^[\s`'\"]*\*\*\* caught (?P<word>segfault|bus error|illegal operation) \*\*\*",
+        captures={"word": _S},
+    ),
     # Go programs (ollama, the container toolkit, Kubernetes tools) report a child's end with
     # os/exec's ExitError: "signal: killed", "signal: segmentation fault", "exit status 2".
     PatternSpec(
@@ -391,6 +409,16 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/end_mpi_signal",
         r"exited on signal (?P<signum>\d+) \(",
         captures={"signum": _I},
+    ),
+    # MPICH's and Intel MPI's launcher (hydra), in its "BAD TERMINATION OF ONE OF YOUR
+    # APPLICATION PROCESSES" box, for a process that did not exit: "=   KILLED BY SIGNAL: 9
+    # (Killed)", or in older releases "=   EXIT CODE: 9", the raw wait status (the signal, plus
+    # 128 when a core was dumped: 139 is SIGSEGV).
+    PatternSpec(
+        "facts/end_mpi_hydra",
+        r"^\s*=\s+(?:EXIT CODE: (?P<waitstatus>\d{1,3})\s*$|"
+        r"KILLED BY SIGNAL: (?P<signum>\d{1,2})\b)",
+        captures={"waitstatus": _I, "signum": _I},
     ),
     # MPI_Abort: MPICH "Abort(-1) (rank 0 in comm 0): <reason>"; Open MPI "MPI_ABORT was
     # invoked on rank 3 in communicator MPI_COMM_WORLD" with "with errorcode 1." on its own
@@ -494,7 +522,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun, ray, "
              "jupyter, python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, "
-             "gdb, absl, triton, ide, make, go, time, process."),
+             "gdb, absl, triton, ide, make, go, time, R, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
@@ -569,6 +597,9 @@ def _event_ending(event: Event) -> tuple[int | None, int | None]:
     word = caps.get("word")
     if signal is None and isinstance(word, str):
         signal = _WORD_SIGNAL.get(word.strip().lower())
+    waitstatus = caps.get("waitstatus")
+    if signal is None and isinstance(waitstatus, int) and waitstatus & 0x7F in SIGNALS:
+        signal = waitstatus & 0x7F
     status, statname = caps.get("status"), caps.get("statname")
     if isinstance(status, int):
         if statname == "FAILURE" or statname is None:
