@@ -25,8 +25,9 @@ cause when one fired (see :class:`gpudoctor.rulebook.model.Role`). The format::
         names: [cudaErrorIllegalAddress, CUDA_ERROR_ILLEGAL_ADDRESS]
         texts: ['an illegal memory access was encountered']  # only texts that stand alone
         framed_texts: []                 # generic texts ("out of memory"): {framed_text} only
-        framed_names: [IllegalAddress]   # a wrapper's names too plain to stand alone (a Rust
-                                         # enum's variants): {framed_name} only
+        framed_names: [IllegalAddress]   # a wrapper's names (or numbers) for the code, too
+                                         # plain to stand alone (a Rust enum's variants, a
+                                         # VkResult printed as -4): {framed_name} only
         cause: illegal_memory_access     # or defaults.cause
         title: '...'                     # optional: built from the first name, number, text
         meaning: '...'                   # the summary; with the catalogue title, the explanation
