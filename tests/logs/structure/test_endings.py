@@ -82,6 +82,7 @@ def facts_of(text: str) -> dict[str, object]:
         # plus 128 when it dumped core; newer releases name the signal
         ("=   EXIT CODE: 9", 9, 9, "mpi"),
         ("=   EXIT CODE: 139", 139, 11, "mpi"),
+        ("=   EXIT CODE: 1", 1, None, "mpi"),
         ("=   KILLED BY SIGNAL: 9 (Killed)", None, 9, "mpi"),
         (" *** caught segfault ***", None, 11, "R"),
         ("``*** caught illegal operation ***", None, 4, "R"),

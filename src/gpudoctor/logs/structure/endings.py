@@ -150,6 +150,12 @@ ZSH_WORDS: dict[int, tuple[str, ...]] = {
     4: ("illegal hardware instruction",),
 }
 
+# hydra's "EXIT CODE: N" is a raw wait status in releases that print the box only for a process
+# that did not exit, and the exit status in later ones: read as a signal only the values an exit
+# status rarely takes (a crash or kill signal, or 128 + one with a core dump), never 1-3.
+_HYDRA_SIGNALS = frozenset({4, 6, 7, 8, 9, 11, 15})
+_HYDRA_SIGNAL_STATUSES = _HYDRA_SIGNALS | {128 + n for n in _HYDRA_SIGNALS}
+
 # R's words for the signals it catches
 R_WORDS: dict[int, tuple[str, ...]] = {
     11: ("segfault",),
@@ -413,7 +419,7 @@ PATTERNS: tuple[PatternSpec, ...] = (
     # MPICH's and Intel MPI's launcher (hydra), in its "BAD TERMINATION OF ONE OF YOUR
     # APPLICATION PROCESSES" box, for a process that did not exit: "=   KILLED BY SIGNAL: 9
     # (Killed)", or in older releases "=   EXIT CODE: 9", the raw wait status (the signal, plus
-    # 128 when a core was dumped: 139 is SIGSEGV).
+    # 128 when a core was dumped: 139 is SIGSEGV); later ones print an exit status there.
     PatternSpec(
         "facts/end_mpi_hydra",
         r"^\s*=\s+(?:EXIT CODE: (?P<waitstatus>\d{1,3})\s*$|"
@@ -598,8 +604,10 @@ def _event_ending(event: Event) -> tuple[int | None, int | None]:
     if signal is None and isinstance(word, str):
         signal = _WORD_SIGNAL.get(word.strip().lower())
     waitstatus = caps.get("waitstatus")
-    if signal is None and isinstance(waitstatus, int) and waitstatus & 0x7F in SIGNALS:
-        signal = waitstatus & 0x7F
+    if isinstance(waitstatus, int):
+        code = waitstatus
+        if signal is None and waitstatus in _HYDRA_SIGNAL_STATUSES:
+            signal = waitstatus & 0x7F
     status, statname = caps.get("status"), caps.get("statname")
     if isinstance(status, int):
         if statname == "FAILURE" or statname is None:
