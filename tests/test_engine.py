@@ -363,3 +363,49 @@ def test_two_generic_rules_on_one_line_make_one_diagnosis(tmp_path: Path) -> Non
 def test_generic_rules_of_one_cause_on_different_lines_stay_apart(tmp_path: Path) -> None:
     text = "kernel: GPU at 3b has fallen off the bus\nGPU 1: double bit ECC error\n"
     assert causes_in(tmp_path, text) == ["t-driver-bus", "t-ecc"]
+
+
+ONLY_RULE = """\
+id: t-only
+cause: gpu_oom
+title: t
+severity: error
+role: root
+confidence: 0.7
+patterns:
+  - {id: strong, regex: 'STRONG'}
+  - {id: weak, regex: 'WEAK'}
+  - {id: other, regex: 'OTHER'}
+adjust:
+  - {when: 'only("weak")', by: -0.3, reason: 'only the weak line'}
+  - {when: 'only("strong", "other")', by: 0.1, reason: 'no weak line'}
+summary: s
+fix: [f]
+references: [https://example.org]
+examples: {match: ['STRONG'], no_match: ['x']}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "confidence"),
+    [
+        ("WEAK", 0.4),  # only the weak pattern: lowered
+        ("WEAK\nSTRONG", 0.7),  # another pattern matched too: neither adjust applies
+        ("STRONG", 0.8),  # only patterns among strong and other
+        ("STRONG\nOTHER", 0.8),
+        ("OTHER\nWEAK", 0.7),
+    ],
+)
+def test_only_means_no_other_pattern_of_the_rule_matched(
+    tmp_path: Path, text: str, confidence: float
+) -> None:
+    from gpudoctor.engine import evaluate_rule
+    from gpudoctor.rulebook.loader import load_rules
+
+    path = tmp_path / "t-only.yaml"
+    path.write_text(ONLY_RULE)
+    [rule] = load_rules([path]).rules
+    scan = scan_logs([LogInput.from_text("t", text)], make_scanner(RuleBook((rule,))))
+    finding = evaluate_rule(rule, scan.hits, {})
+    assert finding is not None
+    assert finding.confidence == pytest.approx(confidence)

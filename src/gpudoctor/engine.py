@@ -188,7 +188,8 @@ def _pattern_functions(
     counts: Mapping[str, int], events: Mapping[str, list[Event]]
 ) -> dict[str, Any]:
     """The functions conditions use to look across a rule's patterns and lines:
-    ``matched(p)``, ``count(p)``, and ``first(p, name)`` / ``last(p, name)``, a capture of the
+    ``matched(p)``, ``count(p)``, ``only(p, ...)`` (some of these patterns matched and no other
+    pattern of the rule did), and ``first(p, name)`` / ``last(p, name)``, a capture of the
     first or last line pattern ``p`` matched (``None`` when there is none)."""
 
     def capture(pattern_id: str, name: str, index: int) -> object | None:
@@ -198,6 +199,10 @@ def _pattern_functions(
     return {
         "matched": lambda pid: counts.get(pid, 0) > 0,
         "count": lambda pid: counts.get(pid, 0),
+        "only": lambda *pids: (
+            any(counts.get(p, 0) > 0 for p in pids)
+            and all(p in pids for p, n in counts.items() if n > 0)
+        ),
         "first": lambda pid, name: capture(pid, name, 0),
         "last": lambda pid, name: capture(pid, name, -1),
     }

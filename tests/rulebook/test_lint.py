@@ -181,6 +181,7 @@ def name_findings(tmp_path: Path, condition: str) -> list[str]:
         "'step > 0 and late'",  # a capture and a derived value
         "'gpu_temperature == None or gpu_temperature > 80'",  # a fact
         '\'matched("epoch") and count("oom") >= 1 and first("oom", "step") < 9\'',
+        '\'only("oom") or only("epoch", "oom")\'',
         "'any(x > 3 for x in [step]) and version(driver_version) >= version(\"525\")'",
     ],
 )
@@ -209,6 +210,16 @@ def test_known_names_pass(tmp_path: Path, condition: str) -> None:
         (
             '\'last("epoch", "step") > 1\'',
             '15:6: error: condition: last(): pattern "epoch" has no capture "step" '
+            "[unknown-pattern-id]",
+        ),
+        (
+            '\'only("oom", "epok")\'',
+            '15:6: error: condition: only(): no pattern "epok" in this rule '
+            "(its patterns: epoch, oom) [unknown-pattern-id]",
+        ),
+        (
+            "'only()'",
+            "15:6: error: condition: only(): takes one or more quoted pattern ids "
             "[unknown-pattern-id]",
         ),
         (

@@ -82,8 +82,9 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
-PATTERN_FUNCTIONS = ("matched", "count", "first", "last")
-"""Functions the engine adds for a rule with patterns; each takes a pattern id of the rule."""
+PATTERN_FUNCTIONS = ("matched", "count", "only", "first", "last")
+"""Functions the engine adds for a rule with patterns; each takes pattern ids of the rule
+(``only`` one or more, ``first`` and ``last`` one and a capture name, the others one)."""
 
 COMPOUND_FUNCTIONS = ("list", "tuple", "dict", "set")
 """Constructors the evaluator adds for its compound types."""

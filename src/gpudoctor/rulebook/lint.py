@@ -298,8 +298,8 @@ def check_unknown_function(view: RuleView) -> Iterator[Problem]:
 
 
 def check_unknown_pattern_id(view: RuleView) -> Iterator[Problem]:
-    """``matched``, ``count``, ``first`` or ``last`` given something other than the quoted id
-    of one of the rule's own patterns, or ``first``/``last`` asked for a capture that pattern
+    """``matched``, ``count``, ``only``, ``first`` or ``last`` given something other than quoted
+    ids of the rule's own patterns, or ``first``/``last`` asked for a capture that pattern
     does not have: the answer would always be false, 0 or ``None``."""
     for what, expression in view.expressions():
         for call in _calls(expression):
@@ -326,15 +326,20 @@ def check_unknown_example_fact(view: RuleView) -> Iterator[Problem]:
 
 def _pattern_call_problem(view: RuleView, call: ast.Call) -> str | None:
     arguments = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
-    wanted = 2 if call.func.id in ("first", "last") else 1  # type: ignore[attr-defined]
-    if len(call.args) != wanted or call.keywords:
+    name = call.func.id  # type: ignore[attr-defined]
+    wanted = 2 if name in ("first", "last") else 1
+    if name == "only":
+        if not call.args or call.keywords:
+            return "takes one or more quoted pattern ids"
+    elif len(call.args) != wanted or call.keywords:
         return f"takes {wanted} quoted argument(s)"
-    pattern_id = arguments[0]
-    if not isinstance(pattern_id, str):
-        return "the pattern id must be written in quotes"
-    if pattern_id not in view.captures:
-        ids = ", ".join(sorted(view.captures)) or "none"
-        return f'no pattern "{pattern_id}" in this rule (its patterns: {ids})'
+    for pattern_id in arguments if name == "only" else arguments[:1]:
+        if not isinstance(pattern_id, str):
+            return "the pattern id must be written in quotes"
+        if pattern_id not in view.captures:
+            ids = ", ".join(sorted(view.captures)) or "none"
+            return f'no pattern "{pattern_id}" in this rule (its patterns: {ids})'
+    pattern_id = str(arguments[0])
     if wanted == 2:
         capture = arguments[1]
         if not isinstance(capture, str):
