@@ -409,3 +409,27 @@ def test_only_means_no_other_pattern_of_the_rule_matched(
     finding = evaluate_rule(rule, scan.hits, {})
     assert finding is not None
     assert finding.confidence == pytest.approx(confidence)
+
+
+def test_a_failure_training_went_on_from_is_demoted(general_book: RuleBook) -> None:
+    survived = _explain_text(
+        general_book,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        "epoch 1 loss: 0.5214\nepoch 2 loss: 0.4107\n",
+    )
+    (diagnosis,) = survived.causes
+    assert diagnosis.confidence == pytest.approx(0.42)  # 0.85 halved
+    assert any("training went on" in note for note in diagnosis.notes)
+
+
+@pytest.mark.parametrize("ending", ["ValueError: bad shape\n", "Killed\n"])
+def test_progress_with_a_failure_after_it_demotes_nothing(
+    general_book: RuleBook, ending: str
+) -> None:
+    report = _explain_text(
+        general_book,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n"
+        f"epoch 1 loss: 0.5214\nepoch 2 loss: 0.4107\n{ending}",
+    )
+    assert report.causes[0].confidence == pytest.approx(0.85)
+    assert not any("training went on" in n for d in report.causes for n in d.notes)

@@ -287,16 +287,21 @@ def _template_names(rule: Rule) -> set[str]:
 
 
 def rank(
-    findings: Sequence[Finding], went_on: Mapping[int, tuple[int, int]] | None = None
+    findings: Sequence[Finding],
+    went_on: Mapping[int, tuple[int, int]] | None = None,
+    progressed: Mapping[int, tuple[int, int]] | None = None,
 ) -> list[Diagnosis]:
     """Merge confirmations, mark explained findings and order them (see module doc).
 
     ``went_on`` gives, per input, where the job said it went on to succeed (its last success
     line): a finding whose every line comes before it is something the job survived.
+    ``progressed`` gives, per input, its last progress line (a loss logged): a finding whose
+    every line comes before it is survived too when no other finding has a line after it.
     """
-    findings = _merge_confirmations(list(findings))
+    fired = list(findings)
+    findings = _merge_confirmations(fired)
     findings = _fold_general(findings)
-    _mark_survived(findings, went_on or {})
+    _mark_survived(findings, went_on or {}, progressed or {}, fired)
     _mark_explained(findings)
     findings = _merge_same_cause(findings)
 
@@ -391,15 +396,42 @@ def _shares_a_line(one: Finding, other: Finding) -> bool:
     return any((e.source, e.line) in lines for e in other.events)
 
 
-def _mark_survived(findings: list[Finding], went_on: Mapping[int, tuple[int, int]]) -> None:
+def _mark_survived(
+    findings: list[Finding],
+    went_on: Mapping[int, tuple[int, int]],
+    progressed: Mapping[int, tuple[int, int]],
+    fired: Sequence[Finding],
+) -> None:
     """Halve the confidence of a finding whose every line the log follows with a success line
-    in the same input: an out-of-memory the job retried after, a warning it ran on from."""
+    in the same input (an out-of-memory the job retried after, a warning it ran on from), or
+    with progress lines after which nothing failed: the input logs training going on after
+    the finding's lines, and no rule that ``fired`` (fallbacks included) read a line after
+    that progress."""
     for finding in findings:
         if finding.rule.role is Role.ADVICE or not finding.events:
             continue
         if all(e.order < went_on.get(e.order[0], e.order) for e in finding.events):
             finding.confidence *= SURVIVED_FACTOR
             finding.notes.append("the log goes on to a success line after this: the job went on")
+        elif _ran_on(finding, fired, progressed):
+            finding.confidence *= SURVIVED_FACTOR
+            finding.notes.append("training went on after this and nothing failed after it")
+
+
+def _ran_on(
+    finding: Finding, fired: Sequence[Finding], progressed: Mapping[int, tuple[int, int]]
+) -> bool:
+    """Whether each input of ``finding``'s lines logs progress after them, with no line of a
+    finding (other than advice) after that progress."""
+    if not all(e.order < progressed.get(e.order[0], e.order) for e in finding.events):
+        return False
+    sources = {e.order[0] for e in finding.events}
+    return not any(
+        e.order[0] in sources and e.order > progressed[e.order[0]]
+        for other in fired
+        if other.rule.role is not Role.ADVICE
+        for e in other.events
+    )
 
 
 def _absorb(target: Finding, other: Finding) -> None:

@@ -22,6 +22,7 @@ from gpudoctor.logs.origin import Origin, file_origin
 from gpudoctor.logs.reader import Block, InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
+from gpudoctor.logs.structure.series import last_progress_lines
 from gpudoctor.logs.structure.tracebacks import last_success_lines
 from gpudoctor.logs.wraps import add_events, scan_wrapped
 from gpudoctor.report import InputSummary, Report
@@ -237,7 +238,9 @@ def build_report(
         findings += resemblance_findings(book, scan.hits, facts, findings, lines)
     report = Report(
         inputs=(*scan.inputs, *extra_inputs),
-        diagnoses=tuple(rank(findings, last_success_lines(scan.hits))),
+        diagnoses=tuple(
+            rank(findings, last_success_lines(scan.hits), last_progress_lines(scan.hits))
+        ),
         facts=dict(facts),
         fact_nodes=dict(fact_nodes or {}),
     )

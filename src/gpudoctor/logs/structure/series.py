@@ -211,6 +211,19 @@ def _training(points: list[Point]) -> list[Point]:
     return train or points
 
 
+def last_progress_lines(hits: Mapping[str, PatternHits]) -> dict[int, tuple[int, int]]:
+    """For each input, where it last logged training progress (a finite loss on a metric
+    line): the engine reads a warning before it, with nothing failing after it, as one the job
+    went on from."""
+    last: dict[int, tuple[int, int]] = {}
+    for point in _points(_events(hits, "facts/series_loss")):
+        if not math.isfinite(point.value):
+            continue
+        order = point.event.order
+        last[order[0]] = max(last.get(order[0], order), order)
+    return last
+
+
 def steady_growth(values: Sequence[float]) -> float | None:
     """Last / first of ``values`` when they grow steadily (see ``memory_series_growth``)."""
     if len(values) < GROWTH_MIN_POINTS or values[0] <= 0:
