@@ -14,8 +14,8 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``       str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``          str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
                                   ray, jupyter, python, deepspeed, accelerate, docker, systemd,
-                                  earlyoom, mpi, kernel, gdb, absl, triton, ide, make, go, time,
-                                  R
+                                  earlyoom, mpi, kernel, gdb, absl, triton, cosmopolitan, ide,
+                                  make, go, time, R
 ``oom_killed``             bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``          str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd,
                                   earlyoom, ray, kernel
@@ -256,6 +256,16 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/end_shell_glued",
         r"(?P<word>" + _SHELL + r")\s*" + _CORE_DUMPED + r"[\s'\"`*]*$",
     ),
+    # ... or glued to a progress bar the program left without a newline ("... ETA: 2621sKilled",
+    # "... 3.2it/s]已杀死"): on a line that reads as a progress report
+    PatternSpec(
+        "facts/end_shell_progress",
+        r"(?:\bETA\b|\bit/s\b|\bs/it\b|\btask/s\b|%\|)[^\n]*?[\d\]|s](?P<word>"
+        + _SHELL
+        + r")"
+        + _CORE
+        + r"[\s'\"`*]*$",
+    ),
     # bash reporting a script line or a job: "./run.sh: line 9: 4242 Killed   python x.py"
     # ("./run.sh: Zeile 9: 4242 Getötet  python x.py"),
     # "[1]+  Killed    python x.py"; zsh: "zsh: killed     python x.py"
@@ -483,6 +493,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         "facts/end_absl_signal",
         r"^\*\*\* " + _SIG + r" received at time=\d+",
     ),
+    # Cosmopolitan libc's crash report (llamafile, whisperfile and other Actually Portable
+    # Executables): "error: Uncaught SIGSEGV (SEGV_MAPERR) at 0x28 on host pid 812 tid 813"
+    PatternSpec(
+        "facts/end_cosmopolitan_signal",
+        r"\berror: Uncaught " + _SIG + r" \(",
+    ),
     # Triton Inference Server's signal handler, before its backtrace: "Signal (11) received."
     PatternSpec(
         "facts/end_triton_signal",
@@ -528,7 +544,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun, ray, "
              "jupyter, python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, "
-             "gdb, absl, triton, ide, make, go, time, R, process."),
+             "gdb, absl, triton, cosmopolitan, ide, make, go, time, R, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
