@@ -39,3 +39,16 @@ def test_numpy_on_cuda_tensor_is_a_lead_not_an_alarm() -> None:
     causes = explain_text(text, load_rulebook([])).causes
     assert causes[0].cause == "device_mismatch"
     assert causes[0].confidence < 0.5
+
+
+def test_nccl_invalid_usage_is_a_lead_not_an_alarm() -> None:
+    # ncclInvalidUsage: the program called NCCL wrongly (ranks sharing a GPU, mismatched
+    # collectives), which is not a communication failure
+    text = (
+        "RuntimeError: NCCL error in: /opt/src/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
+        "1207, invalid usage, NCCL version 2.14.3\n"
+        "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
+    )
+    nccl = [d for d in explain_text(text, load_rulebook([])).causes if d.cause == "nccl_failure"]
+    assert nccl
+    assert nccl[0].confidence < 0.5

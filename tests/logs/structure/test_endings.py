@@ -38,6 +38,9 @@ def facts_of(text: str) -> dict[str, object]:
         ("Loading weights from /srv/models/enc.binAbandon (core dumped)", None, 6, "shell"),
         ("step 12/900 loss 0.31Speicherzugriffsfehler (Speicherabzug geschrieben)", None, 11,
          "shell"),
+        # ... or to a progress report without a newline
+        ("[>>>>>      ] 310/900, 2.1 task/s, elapsed: 148s, ETA:   281s已杀死", None, 9, "shell"),
+        ("eval 40% ETA: 12sKilled", None, 9, "shell"),
         ("Bus error (core dumped)", None, 7, "shell"),
         ("Illegal instruction", None, 4, "shell"),
         ("    exitcode  : -9 (pid: 2211)", -9, 9, "torchrun"),
@@ -56,6 +59,8 @@ def facts_of(text: str) -> dict[str, object]:
         ("    Exit Code:    137", 137, 9, "kubernetes"),
         ("Process finished with exit code 139 (interrupted by signal 11: SIGSEGV)", 139, 11,
          "ide"),
+        ("error: Uncaught SIGSEGV (SEGV_MAPERR) at 0x40 on box7 pid 90 tid 91", None, 11,
+         "cosmopolitan"),
         ("Command exited with non-zero status 2", 2, None, "time"),
         ("Command exited with non-zero status 137", 137, 9, "time"),
         ("job exit code: 134", 134, 6, "process"),
@@ -278,6 +283,10 @@ def test_go_exec_signal_words(line: str, signal: int) -> None:
 def test_a_glued_signal_word_needs_the_core_dump_note() -> None:
     # without bash's "(core dumped)" a word inside a program's own text is not an ending
     assert facts_of("request status=Aborted (by the user)\n") == {}
+
+
+def test_a_word_inside_a_progress_report_is_not_an_ending() -> None:
+    assert facts_of("eval 40%| 2/5 ETA: 3s, stage=Killed-early-stop\n") == {}
 
 
 def test_a_crash_after_the_job_finished_is_not_an_alarm() -> None:
