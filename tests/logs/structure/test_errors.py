@@ -95,9 +95,12 @@ def test_other_runtimes_crash_reports_are_named() -> None:
         "panic: runtime error: invalid memory address or nil pointer dereference": "go",
         "thread 'main' panicked at src/infer.rs:88:14:": "rust",
         "#4  0x00007f0c2a1d3e90 in ncclGroupEnd () from /opt/lib/libnccl.so.2": "native",
+        "[Error] [carb.crashreporter-breakpad.plugin] [crash] A crash has occurred.": "native",
+        "[crash] Crash detected in pid 7712 thread 7730": "native",
     }
     for line, runtime in cases.items():
         assert errors.facts(hits_of(line + "\n")).get("runtime_crash") == runtime, line
     assert "runtime_crash" not in errors.facts(hits_of("the panic button was not pressed\n"))
     assert "runtime_crash" not in errors.facts(hits_of("gcc: fatal error: no input files\n"))
     assert "runtime_crash" not in errors.facts(hits_of("#3 in the queue: job 0x1f2e in progress\n"))
+    assert "runtime_crash" not in errors.facts(hits_of("[crash] reporter enabled, dumps in /tmp\n"))

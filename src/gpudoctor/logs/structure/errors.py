@@ -13,6 +13,7 @@ with known signatures (:mod:`gpudoctor.similar`) when no rule fired.
                                   ``c++`` (std::terminate), ``java``, ``.net``, ``go``
                                   (panic), ``rust`` (panic), or ``native``: a native
                                   stack as gdb prints it (a debugged crash, a core file)
+                                  or a crash reporter's report (Omniverse Kit's)
 =====================  =========  ===================================================
 
 :func:`terminal_error` gives the lines a log ended on as events: the terminal exception of
@@ -47,6 +48,10 @@ _RUNTIME_CRASHES: dict[str, tuple[str, str]] = {
     "facts/crash_rust": ("rust", r"thread '[^']*' panicked at "),
     # a native stack as gdb prints it (bt, a core file): "#3  0x00007f2c41a3b1e2 in f () from x.so"
     "facts/crash_native": ("native", r"^\s*#\d{1,3}\s+0x[0-9a-fA-F]{4,16} in [\w:~<(]"),
+    # Omniverse Kit's Breakpad crash reporter (Isaac Sim, Isaac Lab and other Kit apps):
+    # "[carb.crashreporter-breakpad.plugin] [crash] A crash has occurred.", "[crash] Crash
+    # detected in pid 4242 thread 4250"
+    "facts/crash_kit": ("native", r"\[crash\] (?:A crash has occurred\b|Crash detected in pid \d+)"),
 }
 """Scanner key → (runtime, how it reports an uncaught error)."""
 
@@ -63,7 +68,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("runtime_crash", "str", "-", "log structure",
              "The runtime whose own report of an uncaught error the log holds: c++ "
              "(std::terminate), java, .net, go or rust (a panic); native for a native stack "
-             "as gdb prints it (a debugged crash, a core file)."),
+             "as gdb prints it (a debugged crash, a core file) or a crash reporter's report."),
 )  # fmt: skip
 
 # Warnings and informational lines: the word "warning", glog / TensorFlow / c10 severity
