@@ -51,7 +51,10 @@ _RUNTIME_CRASHES: dict[str, tuple[str, str]] = {
     # Omniverse Kit's Breakpad crash reporter (Isaac Sim, Isaac Lab and other Kit apps):
     # "[carb.crashreporter-breakpad.plugin] [crash] A crash has occurred.", "[crash] Crash
     # detected in pid 4242 thread 4250"
-    "facts/crash_kit": ("native", r"\[crash\] (?:A crash has occurred\b|Crash detected in pid \d+)"),
+    "facts/crash_kit": (
+        "native",
+        r"\[crash\] (?:A crash has occurred\b|Crash detected in pid \d+)",
+    ),
 }
 """Scanner key → (runtime, how it reports an uncaught error)."""
 
