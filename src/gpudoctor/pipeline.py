@@ -229,13 +229,13 @@ def build_report(
     several ranks or nodes is then read as one (:func:`~gpudoctor.jobs.first_failure.place_job`).
     ``fact_nodes`` names the node of each snapshot fact when several snapshots were merged.
     """
-    facts = assemble_facts(structure_facts(scan.hits), snapshot_facts, observed_facts)
+    lines = [summary.lines for summary in scan.inputs]
+    facts = assemble_facts(structure_facts(scan.hits, lines), snapshot_facts, observed_facts)
     findings = evaluate(book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
     if not likely_cause_found(findings):
         from gpudoctor.similar import resemblance_findings  # only when no rule found a cause
 
-        lines = [summary.lines for summary in scan.inputs]
-        findings += resemblance_findings(book, scan.hits, facts, findings, lines)
+        findings += resemblance_findings(book, scan.hits, facts, findings)
     report = Report(
         inputs=(*scan.inputs, *extra_inputs),
         diagnoses=tuple(

@@ -24,8 +24,6 @@ from gpudoctor.rulebook.model import Role, Rule
 from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, names_a_cause, words
 from gpudoctor.templates import template_names
 
-END_LINES = 5
-"""An error line this close to the end of its input is what the log ended on."""
 RESEMBLANCE_CONFIDENCE = 0.3
 """A resemblance's confidence is its similarity times this: below the fallbacks that name
 the terminal error, never near a likely cause."""
@@ -47,16 +45,15 @@ def resemblance_findings(
     hits: Mapping[str, PatternHits],
     facts: Mapping[str, object],
     findings: Sequence[Finding],
-    input_lines: Sequence[int | None] = (),
 ) -> list[Finding]:
     """Low-confidence findings for the causes whose known messages resemble what the log
     ended on, when no rule found a likely cause (none but fallbacks and advice reached
     :data:`~gpudoctor.engine.EXPLAINER_MIN_CONFIDENCE`) and the log ended in a failure
-    (:func:`ended_in_failure`; ``input_lines`` gives each input's line count)."""
+    (:func:`ended_in_failure`)."""
     if likely_cause_found(findings):
         return []
     events = terminal_error(hits)
-    if not events or not ended_in_failure(events, hits, facts, input_lines):
+    if not events or not ended_in_failure(events, hits, facts):
         return []
     query = query_of([event.text for event in events], facts)
     if len(words(query)) < MIN_SHARED_WORDS:
@@ -76,12 +73,11 @@ def ended_in_failure(
     events: Sequence[Event],
     hits: Mapping[str, PatternHits],
     facts: Mapping[str, object],
-    input_lines: Sequence[int | None],
 ) -> bool:
     """The log ended in a failure after ``events`` (its terminal error): a traceback nothing
     followed with success, a signal, a failing exit code, another runtime's crash report at
-    or after them, or an error line among the last :data:`END_LINES` of its input (an error
-    line in the middle of a log that went on is something the job survived)."""
+    or after them, or an error line the log ended on (``error_at_end``: an error line in the
+    middle of a log that went on is something the job survived)."""
     if facts.get("exception_at_end") is True or facts.get("exit_signal") is not None:
         return True
     if facts.get("exit_code") not in (None, 0):
@@ -89,10 +85,7 @@ def ended_in_failure(
     crash = crash_report(hits)
     if crash is not None and crash[0].order >= events[0].order:
         return True
-    last = events[-1]
-    index = last.order[0]
-    total = input_lines[index] if 0 <= index < len(input_lines) else None
-    return total is not None and total - last.line < END_LINES
+    return facts.get("error_at_end") is True
 
 
 def _finding(found: Resemblance, known: Rule, events: list[Event]) -> Finding:

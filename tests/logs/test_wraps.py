@@ -100,3 +100,25 @@ def test_a_wrapped_event_keeps_the_node_its_input_comes_from() -> None:
     events = [e for key, hits in scan.hits.items() if "illegal" in key for e in hits.events()]
     assert events
     assert {event.node for event in events} == {"gpu-node-7"}
+
+
+def test_a_word_cut_at_the_terminal_margin_is_joined_without_a_space() -> None:
+    spec = PatternSpec("r/impl", r"implementation for device cuda:0 not found")
+    scanner = scan_with_joins(
+        b"RuntimeError: roi_align_impl: implementation for device cu\nda:0 not found.\n", [spec]
+    )
+    [event] = scanner.hits["r/impl"].events()
+    assert event.line == 1
+    assert event.text == "RuntimeError: roi_align_impl: implementation for device cuda:0 not found."
+
+
+def test_a_line_joined_both_ways_gives_one_event() -> None:
+    spec = PatternSpec("r/lost", r"the device was lost\s?during a copy")
+    scanner = scan_with_joins(b"ERROR: the device was lost\nduring a copy\n", [spec])
+    assert scanner.hits["r/lost"].count == 1
+
+
+def test_an_indented_continuation_is_not_glued() -> None:
+    data = b"RuntimeError: the device was lost\n    during a copy\n"
+    blocks = list(read_blocks(io.BytesIO(data), InputStats(name="log")))
+    assert [join.glued for join in joins(blocks)] == [False]

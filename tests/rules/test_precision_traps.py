@@ -52,3 +52,16 @@ def test_nccl_invalid_usage_is_a_lead_not_an_alarm() -> None:
     nccl = [d for d in explain_text(text, load_rulebook([])).causes if d.cause == "nccl_failure"]
     assert nccl
     assert nccl[0].confidence < 0.5
+
+
+def test_horovod_shutdown_alone_is_a_lead_not_an_alarm() -> None:
+    # Horovod's notice names an exception on another rank (or a rank that finished early) as
+    # its reason: that rank's log holds the cause, not the network
+    text = (
+        "[1,2]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception "
+        "on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after "
+        "one of the ranks finished execution.\n"
+    )
+    nccl = [d for d in explain_text(text, load_rulebook([])).causes if d.cause == "nccl_failure"]
+    assert nccl
+    assert nccl[0].confidence < 0.5

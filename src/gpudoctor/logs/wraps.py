@@ -9,6 +9,10 @@ traceback's own lines) is joined with it, the joined lines are scanned, and a ru
 match is kept only when it needs both halves: a match that either line holds alone was found
 by the ordinary scan already. The event keeps the first line's number and shows the joined
 text.
+
+A terminal that wraps at a fixed width breaks a line anywhere, inside a word too ("device
+cu" / "da:0 not found"). Where the continuation starts in lower case right at the margin, the
+two halves are also joined without a space.
 """
 
 from __future__ import annotations
@@ -31,15 +35,18 @@ STRUCTURE_PREFIX = "facts/"
 
 
 class Join(NamedTuple):
-    """A line and its continuation, joined where the paste broke them."""
+    """A line and its continuation, joined where the paste broke them (``glued``: inside a
+    word, without a space)."""
 
     line: int
     first: bytes
     second: bytes
+    glued: bool = False
 
     @property
     def text(self) -> bytes:
-        return self.first.rstrip() + b" " + self.second.strip()
+        space = b"" if self.glued else b" "
+        return self.first.rstrip() + space + self.second.strip()
 
 
 _TRACEBACK_LINE = re.compile(rb"^\s*(?:File \"|Traceback \(most recent call last\))")
@@ -60,14 +67,24 @@ def continues(first: bytes, second: bytes) -> bool:
     return head.islower() and not _EXCEPTION_LINE.match(second)
 
 
+def broke_inside_a_word(first: bytes, second: bytes) -> bool:
+    """Whether a fixed-width wrap may have cut a word in two: ``first`` ends in a letter or
+    digit and ``second`` goes on in lower case at the margin."""
+    return first[-1:].isalnum() and second[:1].islower()
+
+
 def joins(blocks: Sequence[Block]) -> list[Join]:
-    """Every line of ``blocks`` followed (in the same block) by its continuation."""
+    """Every line of ``blocks`` followed (in the same block) by its continuation, joined
+    with a space and, where the wrap may have cut a word, without one too."""
     found = []
     for block in blocks:
         lines = block.data.split(b"\n")
         for offset, (first, second) in enumerate(itertools.pairwise(lines)):
             if continues(first, second):
-                found.append(Join(block.first_line + offset, first, second))
+                line = block.first_line + offset
+                found.append(Join(line, first, second))
+                if broke_inside_a_word(first.rstrip(b"\r"), second):
+                    found.append(Join(line, first, second, glued=True))
     return found
 
 
@@ -85,6 +102,7 @@ def scan_wrapped(
     block = Block(blocks[0].source, 1, data, len(found))
     twin.scan([block], input_index=input_index, origin=origin)
     events: dict[str, list[Event]] = {}
+    taken: set[tuple[str, int]] = set()  # a line joined both ways gives one event per pattern
     for key, hits in twin.hits.items():
         if not hits.count:
             continue
@@ -92,6 +110,9 @@ def scan_wrapped(
             join = found[event.line - 1]
             if twin.matches(key, join.first) or twin.matches(key, join.second):
                 continue
+            if (key, join.line) in taken:
+                continue
+            taken.add((key, join.line))
             events.setdefault(key, []).append(
                 replace(event, line=join.line, order=(input_index, join.line))
             )

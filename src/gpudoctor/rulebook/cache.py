@@ -57,7 +57,9 @@ try:  # what hashlib.blake2b is; importing hashlib itself loads OpenSSL (~2 ms m
 except ImportError:  # pragma: no cover - CPython always builds _blake2
     from hashlib import blake2b
 
-SCHEMA = "gpudoctor.rulecache/3"
+SCHEMA = "gpudoctor.rulecache/4"
+"""Changes with the cache's format and with how entries are computed from rules (4: patterns
+scanned as pasted, :func:`gpudoctor.rulebook.index.as_pasted`), which the key does not hash."""
 SECRET_NAME = "mac-key"
 SECRET_SIZE = 32
 MAC_SIZE = 32

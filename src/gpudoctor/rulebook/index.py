@@ -47,20 +47,33 @@ class RuleEntry:
 
 
 def entry_of(rule: Rule) -> RuleEntry:
-    """The entry of a rule, computed from it."""
+    """The entry of a rule, computed from it (its patterns in the form they are scanned in:
+    :func:`as_pasted`)."""
     from gpudoctor.rulebook.regex_shape import required_literals  # not needed on a cache hit
 
     specs = tuple(
         PatternSpec(
             rule.pattern_key(p),
-            p.regex,
+            regex,
             p.ignore_case,
             p.captures,
-            _as_bytes(required_literals(p.regex)),
+            _as_bytes(required_literals(regex)),
         )
         for p in rule.patterns
+        for regex in (as_pasted(p.regex),)
     )
     return RuleEntry(rule.id, rule.path, specs, facts_read(rule) if not specs else frozenset())
+
+
+_TYPOGRAPHIC_APOSTROPHE = "\u2019"  # RIGHT SINGLE QUOTATION MARK
+
+
+def as_pasted(regex: str) -> str:
+    """``regex`` as it must read a pasted log: a contraction's apostrophe ("don't", "can't")
+    also as the typographic one (U+2019) that word processors, chat apps and some issue
+    editors put in its place. (An alternation, not a character class: the scanner's RE2 reads
+    bytes, and U+2019 is three of them in UTF-8.)"""
+    return regex.replace("n't", f"n(?:'|{_TYPOGRAPHIC_APOSTROPHE})t")
 
 
 def facts_read(rule: Rule) -> frozenset[str]:

@@ -88,7 +88,8 @@ class ExampleRunner:
         """Every finding the engine makes on the example, as ``explain`` would on its text."""
         self._scanner.hits = {key: PatternHits() for key in self._scanner.hits}
         scan = scan_logs([LogInput.from_text("example", example.text)], self._scanner)
-        facts = assemble_facts(structure_facts(scan.hits), dict(example.facts))
+        lines = [summary.lines for summary in scan.inputs]
+        facts = assemble_facts(structure_facts(scan.hits, lines), dict(example.facts))
         return evaluate(self.book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
 
     def run(self, rule: Rule, example: Example, should_match: bool) -> ExampleResult:

@@ -77,6 +77,40 @@ def test_an_error_line_after_the_traceback_ends_the_log_instead() -> None:
     assert [e.line for e in errors.terminal_error(hits_of(text))] == [4]
 
 
+def test_words_that_say_something_failed_without_saying_error() -> None:
+    text = "\n".join(
+        [
+            "[42] Call to cuModuleLoadData results in UNKNOWN_CUDA_ERROR",
+            "cuda out of memory. tried to allocate 20.00 mib",
+            "The quantization method fp8 is not supported for the current GPU.",
+            "Not enough free memory on device 1 to run the search",
+            "FAIL: test_gemm",
+        ]
+    )
+    assert len(errors.facts(hits_of(text))["error_lines"]) == errors.MAX_ERROR_LINES
+    for line in text.splitlines():
+        assert errors.facts(hits_of(line))["error_lines"] == [line]
+
+
+def test_the_log_ended_on_an_error_line() -> None:
+    text = "solver: 812 blocks\nsolver: factorisation of block 77 failed\n"
+    assert errors.facts(hits_of(text), [2])["error_at_end"] is True
+
+
+def test_an_error_line_far_from_the_end_is_not_what_the_log_ended_on() -> None:
+    text = "solver: factorisation of block 77 failed\n" + "solver: block done\n" * 9
+    assert errors.facts(hits_of(text), [10])["error_at_end"] is False
+
+
+def test_an_error_line_followed_by_success_is_not_what_the_log_ended_on() -> None:
+    text = "solver: factorisation of block 77 failed, retrying\nTraining complete\n"
+    assert errors.facts(hits_of(text), [2])["error_at_end"] is False
+
+
+def test_without_line_counts_the_end_is_not_known() -> None:
+    assert "error_at_end" not in errors.facts(hits_of("fatal: no table\n"))
+
+
 def test_a_warning_type_is_not_the_terminal_exception() -> None:
     text = "\n".join(
         [

@@ -10,7 +10,9 @@ Each reader is a module with two members:
 - ``PATTERNS``: the :class:`~gpudoctor.logs.scanner.PatternSpec` lines it needs, scanned in
   the same pass as the rules' patterns (their keys start with ``facts/``, which no rule id
   can, since rule ids have no ``/``);
-- ``facts(hits)``: the facts it reads from the scanner's hits of those patterns.
+- ``facts(hits, input_lines)``: the facts it reads from the scanner's hits of those patterns
+  (``input_lines`` gives each input's line count, where it is known, for a reader that asks
+  where a line stands in its input).
 
 :data:`READERS` lists them; the pipeline asks for :func:`structure_patterns` when it builds
 the scanner and for :func:`structure_facts` when it assembles the facts.
@@ -18,7 +20,7 @@ the scanner and for :func:`structure_facts` when it assembles the facts.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from types import ModuleType
 
 from gpudoctor.logs.scanner import PatternHits, PatternSpec
@@ -33,11 +35,14 @@ def structure_patterns() -> list[PatternSpec]:
     return [spec for reader in READERS for spec in reader.PATTERNS]
 
 
-def structure_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """The facts every structure reader finds in ``hits``; an earlier reader wins a name."""
+def structure_facts(
+    hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
+) -> dict[str, object]:
+    """The facts every structure reader finds in ``hits``; an earlier reader wins a name.
+    ``input_lines`` gives each input's line count (``None`` where it is not known)."""
     found: dict[str, object] = {}
     for reader in READERS:
-        for name, value in reader.facts(hits).items():
+        for name, value in reader.facts(hits, input_lines).items():
             found.setdefault(name, value)
     return found
 

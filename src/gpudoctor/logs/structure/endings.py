@@ -33,7 +33,7 @@ lower-case English names ("zsh: killed", "zsh: segmentation fault").
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
@@ -635,7 +635,9 @@ def _event_ending(event: Event) -> tuple[int | None, int | None]:
     return code, signal
 
 
-def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+def facts(
+    hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
+) -> dict[str, object]:
     """Facts about how the process ended (see the module doc for each name)."""
     # On one line, the generic patterns' events come first so that a specific reporter wins.
     events = sorted(

@@ -3,12 +3,17 @@
 A crash that no rule recognises still leaves words behind: a C++ program's ``error: ...``, a
 library's ``FATAL: ...``, a launcher's "failed", a message with no traceback around it. This
 reader keeps the lines that carry one of a few error words (error, fatal, failed, abort,
-exception, panic, cannot, unable to, ...) so that what a log ended on can be named and compared
-with known signatures (:mod:`gpudoctor.similar`) when no rule fired.
+exception, panic, cannot, unable to, out of memory, not supported, ...) so that what a log
+ended on can be named (``fallback-error-line``) and compared with known signatures
+(:mod:`gpudoctor.similar`) when no rule fired.
 
 =====================  =========  ===================================================
 ``error_lines``        list[str]  the last (at most three) such lines, in reading order,
                                   warnings and process-ending reports left out
+``error_at_end``       bool       the last of them is among the last :data:`END_LINES`
+                                  lines of its input and no success line or training
+                                  progress follows it (what the log ended on, not an
+                                  error the job went on after)
 ``runtime_crash``      str        the runtime whose own crash report the log holds:
                                   ``c++`` (std::terminate), ``java``, ``.net``, ``go``
                                   (panic), ``rust`` (panic), or ``native``: a native
@@ -23,18 +28,25 @@ the last traceback, else these error lines.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import Event, PatternHits, PatternSpec
+from gpudoctor.logs.structure.series import last_progress_lines
+from gpudoctor.logs.structure.tracebacks import last_success_lines
 
 MAX_ERROR_LINES = 3
+END_LINES = 5
+"""An error line this close to the end of its input is what the log ended on."""
 MAX_LINE_CHARS = 300
 """A kept line is cut to this many characters: the words that say what failed come first."""
 
+# "error" anywhere in a word: error codes and enum names carry it inside one
+# (UNKNOWN_CUDA_ERROR, cudaErrorNoDevice, ERROR_OUT_OF_MEMORY).
 _ERROR_WORDS = (
-    r"\b(?:errors?|fatal|failed|failure|abort(?:ed|ing)?|exception|panic|"
-    r"segmentation fault|core dumped|cannot|could not|unable to)\b"
+    r"error|\b(?:fatal|fail(?:s|ed|ure|ing)?|abort(?:ed|ing)?|exception|panic|"
+    r"segmentation fault|core dumped|cannot|could not|unable to|out of memory|"
+    r"not enough (?:\w+ )?memory|(?:not |un)supported)\b"
 )
 
 # How other runtimes report an uncaught error, as their own sources print it: libstdc++'s
@@ -66,8 +78,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
 FACTS: tuple[FactSpec, ...] = (
     FactSpec("error_lines", "list[str]", "-", "log structure",
              "The last (at most three) lines that carry an error word (error, fatal, failed, "
-             "abort, exception, panic, cannot, unable to), warnings and process-ending "
-             "reports left out."),
+             "abort, exception, panic, cannot, unable to, out of memory, not supported), "
+             "warnings and process-ending reports left out."),
+    FactSpec("error_at_end", "bool", "-", "log structure",
+             "The last error line is among the last five lines of its input and no success "
+             "line or training progress follows it: the log ended on it (not said when the "
+             "input's length is not known)."),
     FactSpec("runtime_crash", "str", "-", "log structure",
              "The runtime whose own report of an uncaught error the log holds: c++ "
              "(std::terminate), java, .net, go or rust (a panic); native for a native stack "
@@ -132,13 +148,35 @@ def crash_report(hits: Mapping[str, PatternHits]) -> tuple[Event, str] | None:
     return max(crashes, key=lambda found: found[0].order, default=None)
 
 
-def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """The log's last error lines and the runtime that reported a crash (see the module
-    doc)."""
+def near_end(event: Event, input_lines: Sequence[int | None]) -> bool:
+    """Whether ``event`` is among the last :data:`END_LINES` lines of its input
+    (``input_lines`` gives each input's line count; an unknown count says no)."""
+    index = event.order[0]
+    total = input_lines[index] if 0 <= index < len(input_lines) else None
+    return total is not None and total - event.line < END_LINES
+
+
+def _went_on(hits: Mapping[str, PatternHits], event: Event) -> bool:
+    """Whether a success line or training progress after ``event`` (in its input) says the
+    job went on: a short log can end a few lines after an error it survived."""
+    source = event.order[0]
+    after = [last.get(source) for last in (last_success_lines(hits), last_progress_lines(hits))]
+    return any(order is not None and order > event.order for order in after)
+
+
+def facts(
+    hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
+) -> dict[str, object]:
+    """The log's last error lines, whether the log ended on them, and the runtime that
+    reported a crash (see the module doc)."""
     found: dict[str, object] = {}
     events = _error_events(hits)
     if events:
         found["error_lines"] = [e.text.strip()[:MAX_LINE_CHARS] for e in events]
+        if input_lines:
+            found["error_at_end"] = near_end(events[-1], input_lines) and not _went_on(
+                hits, events[-1]
+            )
     crash = crash_report(hits)
     if crash is not None:
         found["runtime_crash"] = crash[1]
@@ -146,9 +184,9 @@ def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
 
 
 def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
-    """The lines the log ended on: the last exception line of a traceback when there is one
-    (and no error line other than a process-ending report follows it in the same input),
-    else the last error lines."""
+    """The lines the log ended on: the last exception line of a traceback when there is one,
+    or the error lines that follow it in the same input (process-ending reports left out);
+    without a traceback, the last error lines."""
     endings = _ending_lines(hits)  # "CalledProcessError: ... returned non-zero exit status 1"
     exceptions = sorted(
         (
@@ -164,6 +202,5 @@ def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
     if exceptions:
         last = exceptions[-1]
         later = [e for e in errors if e.order[0] == last.order[0] and e.order > last.order]
-        if not later:
-            return [last]
+        return later or [last]
     return errors

@@ -13,7 +13,8 @@ the job still ran, so they are kept apart from the snapshot's after-the-crash va
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
@@ -215,6 +216,17 @@ def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
+_NAMED_MEMORY = re.compile(r"(\d{1,3}) ?GB\b")
+"""The memory a product name states ("Tesla V100-PCIE-16GB", "A100-SXM4-80GB")."""
+
+
+def _memory_slice(name: str, total: int) -> bool:
+    """Whether a GPU row's memory total is less than half of what its name states: a vGPU
+    profile or a shared-GPU limit (HAMi, a cloud's fractional GPU), seen from inside it."""
+    found = _NAMED_MEMORY.search(name)
+    return found is not None and 0 < total < int(found.group(1)) * 10**9 // 2
+
+
 def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
     rows = _events(hits, "facts/smi_gpu_row")
@@ -239,6 +251,11 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
             facts["smi_gpu_memory_used_fraction_max"] = round(max(fractions), 4)
     if idle:
         facts["smi_idle_gpu_memory_fraction_max"] = round(max(idle), 4)
+    if len(rows) == len(memory) and any(
+        _memory_slice(str(row.captures.get("gpu_name", "")), total)
+        for row, (_, total) in zip(rows, memory, strict=True)
+    ):
+        facts["smi_memory_slice"] = True
 
     header = hits.get("facts/smi_processes_header")
     none_listed = hits.get("facts/smi_no_processes")
@@ -315,6 +332,10 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("smi_idle_gpu_memory_fraction_max", "float", "ratio", SOURCE,
              "highest used / total over the GPU rows at 0 % utilisation: memory held on an "
              "idle GPU"),
+    FactSpec("smi_memory_slice", "bool", "-", SOURCE,
+             "A GPU row's memory total is less than half of what its name states "
+             '("Tesla V100-PCIE-16GB" with 3000MiB): a vGPU profile or a shared-GPU limit, '
+             "the table taken from inside it"),
     FactSpec("smi_processes_table", "bool", "-", SOURCE,
              'a "Processes:" section (or "No running processes found") was pasted'),
     FactSpec("smi_processes_count", "int", "-", SOURCE,
@@ -341,7 +362,9 @@ def fact_names() -> frozenset[str]:
     return frozenset(spec.name for spec in FACTS)
 
 
-def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+def facts(
+    hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
+) -> dict[str, object]:
     """Facts captured by :data:`PATTERNS` (declared in :data:`FACTS`).
 
     Single values come from their first occurrence; lists keep the order of the log.

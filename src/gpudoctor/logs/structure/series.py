@@ -347,7 +347,9 @@ def _last_values(hits: Mapping[str, PatternHits], facts: Mapping[str, object]) -
     return values
 
 
-def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+def facts(
+    hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
+) -> dict[str, object]:
     """Facts read from the metric series in ``hits`` (see :data:`FACTS`)."""
     found: dict[str, object] = {}
     for part in (_memory_facts, _loss_facts, _grad_facts, _dmon_facts):

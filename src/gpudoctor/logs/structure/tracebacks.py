@@ -294,7 +294,9 @@ def _type_of(event: Event) -> str:
     return str(event.captures.get("type", ""))
 
 
-def facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+def facts(
+    hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
+) -> dict[str, object]:
     """Facts about the log's tracebacks (see the module doc for each name)."""
     events = _events(
         hits,
