@@ -41,27 +41,27 @@ def test_numpy_on_cuda_tensor_is_a_lead_not_an_alarm() -> None:
     assert causes[0].confidence < 0.5
 
 
-def test_nccl_invalid_usage_is_a_lead_not_an_alarm() -> None:
+NCCL_LEADS = {
     # ncclInvalidUsage: the program called NCCL wrongly (ranks sharing a GPU, mismatched
     # collectives), which is not a communication failure
-    text = (
+    "invalid-usage": (
         "RuntimeError: NCCL error in: /opt/src/torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:"
         "1207, invalid usage, NCCL version 2.14.3\n"
         "ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\n"
-    )
-    nccl = [d for d in explain_text(text, load_rulebook([])).causes if d.cause == "nccl_failure"]
-    assert nccl
-    assert nccl[0].confidence < 0.5
-
-
-def test_horovod_shutdown_alone_is_a_lead_not_an_alarm() -> None:
+    ),
     # Horovod's notice names an exception on another rank (or a rank that finished early) as
     # its reason: that rank's log holds the cause, not the network
-    text = (
+    "horovod-shutdown": (
         "[1,2]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception "
         "on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after "
         "one of the ranks finished execution.\n"
-    )
-    nccl = [d for d in explain_text(text, load_rulebook([])).causes if d.cause == "nccl_failure"]
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NCCL_LEADS))
+def test_nccl_messages_that_blame_the_program_are_leads_not_alarms(name: str) -> None:
+    causes = explain_text(NCCL_LEADS[name], load_rulebook([])).causes
+    nccl = [d for d in causes if d.cause == "nccl_failure"]
     assert nccl
     assert nccl[0].confidence < 0.5

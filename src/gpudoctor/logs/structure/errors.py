@@ -22,7 +22,7 @@ ended on can be named (``fallback-error-line``) and compared with known signatur
 =====================  =========  ===================================================
 
 :func:`terminal_error` gives the lines a log ended on as events: the terminal exception of
-the last traceback, else these error lines.
+the last traceback (or the error lines after it), else these error lines.
 """
 
 from __future__ import annotations
