@@ -285,3 +285,27 @@ def test_a_tvm_check_names_the_error_after_cuda_colon_not_its_condition() -> Non
     )
     assert firing(rules, specs, line) == {"cuda-runtime-errors-memory-allocation"}
     assert firing(rules, specs, "Device CUDA: out of memory limits apply") == set()
+
+
+@pytest.mark.parametrize(
+    ("line", "entry"),
+    [
+        ("copy to constant memory failed invalid device symbol", "invalid-symbol"),
+        ("p2p setup for ranks 2,3: peer access is not supported between these two devices",
+         "peer-access-unsupported"),
+        ("worker 1 on GPU 0: exclusive-thread device already in use by a different thread",
+         "device-already-in-use"),
+    ],
+)  # fmt: skip
+def test_a_distinctive_text_is_recognised_after_a_program_s_own_words(
+    line: str, entry: str
+) -> None:
+    rules = load_file(bundled_rules_dir() / "catalogues" / "cuda-runtime-errors.yaml")[0]
+    specs = list(RuleBook(tuple(rules)).pattern_specs())
+    assert firing(rules, specs, line) == {f"cuda-runtime-errors-{entry}"}
+
+
+def test_a_generic_text_still_needs_its_frame() -> None:
+    rules = load_file(bundled_rules_dir() / "catalogues" / "cuda-runtime-errors.yaml")[0]
+    specs = list(RuleBook(tuple(rules)).pattern_specs())
+    assert firing(rules, specs, "upload failed: operation not permitted") == set()
