@@ -148,7 +148,7 @@ def crash_report(hits: Mapping[str, PatternHits]) -> tuple[Event, str] | None:
     return max(crashes, key=lambda found: found[0].order, default=None)
 
 
-def near_end(event: Event, input_lines: Sequence[int | None]) -> bool:
+def _near_end(event: Event, input_lines: Sequence[int | None]) -> bool:
     """Whether ``event`` is among the last :data:`END_LINES` lines of its input
     (``input_lines`` gives each input's line count; an unknown count says no)."""
     index = event.order[0]
@@ -174,7 +174,7 @@ def facts(
     if events:
         found["error_lines"] = [e.text.strip()[:MAX_LINE_CHARS] for e in events]
         if input_lines:
-            found["error_at_end"] = near_end(events[-1], input_lines) and not _went_on(
+            found["error_at_end"] = _near_end(events[-1], input_lines) and not _went_on(
                 hits, events[-1]
             )
     crash = crash_report(hits)
