@@ -123,3 +123,50 @@ def test_launch_failure_under_a_memory_checker_is_the_kernel_not_the_gpu(book: R
     causes = _causes(text, book)
     assert causes[0][0] == "illegal_memory_access"
     assert all(conf < 0.3 for cause, conf in causes if cause == "xid_hardware")
+
+
+def test_a_tensorflow_oom_on_the_cpu_device_is_host_memory(book: RuleBook) -> None:
+    text = (
+        "tensorflow.python.framework.errors_impl.ResourceExhaustedError: OOM when allocating "
+        "tensor with shape[512,96,96] and type float on /job:localhost/replica:0/task:0/"
+        "device:CPU:0 by allocator cpu\n"
+        "Hint: If you want to see a list of allocated tensors when OOM happens, add "
+        "report_tensor_allocations_upon_oom to RunOptions for current allocation info.\n"
+    )
+    causes = _causes(text, book)
+    assert causes[0][0] == "host_oom"
+    assert "gpu_oom" not in [c for c, _ in causes]
+
+
+def test_jax_backend_start_up_failing_is_not_a_forked_child(book: RuleBook) -> None:
+    text = (
+        "CUDA backend failed to initialize: jaxlib/cuda/versions_helpers.cc:90: operation "
+        "gpuDeviceGetAttribute(&major, GPU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, device) "
+        "failed: CUDA_ERROR_NOT_INITIALIZED (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more "
+        "info.)\n"
+    )
+    causes = _causes(text, book)
+    assert causes[0][0] == "cuda_libs_missing"
+    assert all(conf < ALARM for cause, conf in causes if cause == "fork_cuda_reinit")
+
+
+def test_an_excerpt_of_a_sanitizer_report_blames_the_kernel(book: RuleBook) -> None:
+    text = (
+        "=========     Host Frame:run_layer [0x1f2e3] in /opt/infer/bin/serve\n"
+        "CUDA error: unspecified launch failure\n"
+        "========= Target application returned an error\n"
+        "========= ERROR SUMMARY: 212 errors\n"
+    )
+    causes = _causes(text, book)
+    assert causes[0][0] == "illegal_memory_access"
+    assert all(conf < 0.3 for cause, conf in causes if cause == "xid_hardware")
+
+
+def test_a_pasted_memory_table_with_no_ram_left_is_host_oom(book: RuleBook) -> None:
+    text = (
+        "$ free -h\n"
+        "               total        used        free      shared  buff/cache   available\n"
+        "Mem:           125Gi       124Gi       402Mi        20Mi       610Mi       530Mi\n"
+        "Swap:             0B          0B          0B\n"
+    )
+    assert _causes(text, book)[0][0] == "host_oom"

@@ -65,3 +65,44 @@ def test_nccl_messages_that_blame_the_program_are_leads_not_alarms(name: str) ->
     nccl = [d for d in causes if d.cause == "nccl_failure"]
     assert nccl
     assert nccl[0].confidence < 0.5
+
+
+LEADS = {
+    # srun reports every task of a step it ended; Slurm names its own memory kills otherwise
+    "srun-killed-tasks": (
+        "".join(f"srun: error: gpu-b12: task {t}: Killed\n" for t in (4, 1, 6, 3)),
+        "host_oom",
+    ),
+    # printed by JAX on every machine without a GPU backend, including those without a GPU
+    "jax-no-gpu": (
+        "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and "
+        "rerun for more info.)\n",
+        "cuda_libs_missing",
+    ),
+    # one operator's minimum capability in xFormers' list of refused operators
+    "xformers-one-operator": (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` with "
+        "inputs:\n"
+        "`fa3F@0.0.0` is not supported because:\n"
+        "    requires device with capability > (9, 0) but your GPU has capability (8, 9) "
+        "(too old)\n"
+        "`cutlassF-pt` is not supported because:\n"
+        "    dtype=torch.float64 (supported: {torch.float16, torch.bfloat16, torch.float32})\n",
+        "arch_mismatch",
+    ),
+    # the driver lowering clocks for heat: the run goes on
+    "temperature-threshold": (
+        "Driver temperature threshold met on GPU #1. Expect reduced performance.\n",
+        "thermal_power",
+    ),
+    # a sanitizer's error count alone may count races or failed API calls
+    "sanitizer-summary": ("========= ERROR SUMMARY: 3 errors\n", "illegal_memory_access"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LEADS))
+def test_ambiguous_lines_are_leads_not_alarms(name: str) -> None:
+    text, cause = LEADS[name]
+    causes = explain_text(text, load_rulebook([])).causes
+    assert causes[0].cause == cause
+    assert causes[0].confidence < 0.5

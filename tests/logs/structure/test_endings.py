@@ -137,6 +137,14 @@ def test_schedulers() -> None:
     node = facts_of("slurmstepd: error: *** JOB 99 ON n-3 CANCELLED AT 2025-01-01 DUE TO NODE "
                     "FAILURE, SEE SLURMCTLD LOG FOR DETAILS ***\n")  # fmt: skip
     assert node["node_failed"] is True
+    killed = facts_of("".join(f"srun: error: n-7: task {t}: Killed\n" for t in (2, 0, 5)))
+    assert killed["slurm_tasks_killed"] == 3
+    assert killed["exit_signal"] == 9
+    mixed = facts_of("srun: error: n-7: task 1: Exited with exit code 2\n"
+                     "srun: error: n-7: task 0: Killed\n")  # fmt: skip
+    assert mixed["slurm_tasks_killed"] == 1
+    exited = facts_of("srun: error: n-7: task 1: Exited with exit code 2\n")
+    assert "slurm_tasks_killed" not in exited
     assert facts_of("    Reason:       OOMKilled\n")["oom_killed"] is True
     assert facts_of("The node was low on resource: memory.\n")["oom_killed"] is True
     pressure = facts_of("Message: The node had condition: [DiskPressure, MemoryPressure].\n")

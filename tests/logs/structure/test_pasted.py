@@ -144,3 +144,49 @@ def test_compute_processes_sharing_a_gpu_are_counted_and_graphics_ones_are_not()
 +-----------------------------------------------------------------------------+
 """
     assert facts_of(table)["smi_compute_processes_per_gpu_max"] == 2
+
+
+def test_top_summary_gives_the_memory_still_available() -> None:
+    facts = facts_of(
+        "top - 11:20:05 up 4 days,  1:12,  1 user,  load average: 48.10, 35.02, 19.80\n"
+        "MiB Mem :  64000.0 total,    250.0 free,  63500.0 used,    250.0 buff/cache\n"
+        "MiB Swap:   2048.0 total,      0.0 free,   2048.0 used.    320.0 avail Mem\n"
+    )
+    assert facts["pasted_ram_available_fraction"] == 0.005  # 320 / 64000: avail Mem, not free
+    assert facts["pasted_ram_total_bytes"] == 64000 * 2**20
+    assert facts["pasted_ram_available_bytes"] == 320 * 2**20
+    assert facts["pasted_swap_total_bytes"] == 2048 * 2**20
+
+
+def test_top_without_its_swap_line_falls_back_to_free_memory() -> None:
+    facts = facts_of("KiB Mem : 16000000 total, 4000000 free, 9000000 used, 3000000 buff/cache\n")
+    assert facts["pasted_ram_available_fraction"] == 0.25
+    assert "pasted_swap_total_bytes" not in facts
+
+
+def test_free_human_readable_columns_have_units_of_their_own() -> None:
+    facts = facts_of(
+        "               total        used        free      shared  buff/cache   available\n"
+        "Mem:            62Gi        61Gi       310Mi        12Mi       690Mi       496Mi\n"
+        "Swap:             0B          0B          0B\n"
+    )
+    assert facts["pasted_ram_available_fraction"] == round(496 / (62 * 1024), 4)
+    assert facts["pasted_swap_total_bytes"] == 0
+
+
+def test_free_without_units_gives_the_share_only() -> None:
+    facts = facts_of(
+        "              total        used        free      shared  buff/cache   available\n"
+        "Mem:          32000       16000        8000         100        8000       16000\n"
+    )
+    assert facts["pasted_ram_available_fraction"] == 0.5
+    assert "pasted_ram_total_bytes" not in facts  # KiB, MiB or GiB: free does not say
+
+
+def test_the_last_memory_table_wins() -> None:
+    facts = facts_of(
+        "MiB Mem :  32000.0 total,  20000.0 free,  10000.0 used,   2000.0 buff/cache\n"
+        "later:\n"
+        "MiB Mem :  32000.0 total,    100.0 free,  31800.0 used,    100.0 buff/cache\n"
+    )
+    assert facts["pasted_ram_available_fraction"] == round(100 / 32000, 4)

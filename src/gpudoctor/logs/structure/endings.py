@@ -20,6 +20,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``oom_killed_by``          str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd,
                                   earlyoom, ray, kernel
 ``time_limit_hit``         bool   the scheduler cancelled the job at its time limit
+``slurm_tasks_killed``     int    srun lines reporting a task ended by SIGKILL ("task 3: Killed")
 ``node_failed``            bool   the scheduler reported the node failed
 ``process_ended``          bool   some ending was reported at all
 ``crashed_after_success``  bool   the ending signal came after a success line: a crash at exit
@@ -552,6 +553,9 @@ FACTS: tuple[FactSpec, ...] = (
              "earlyoom, ray or kernel."),
     FactSpec("time_limit_hit", "bool", "-", "log structure",
              "The scheduler cancelled the job at its time limit."),
+    FactSpec("slurm_tasks_killed", "int", "-", "log structure",
+             "srun lines reporting a task ended by SIGKILL ('srun: error: node7: task 3: "
+             "Killed'); Slurm reports its own memory kills as 'Out Of Memory' instead."),
     FactSpec("node_failed", "bool", "-", "log structure",
              "The scheduler reported that the job's node failed."),
     FactSpec("process_ended", "bool", "-", "log structure",
@@ -666,6 +670,9 @@ def facts(
     if oom:
         found["oom_killed_by"] = _reporter(oom[-1].key)
     found["time_limit_hit"] = "facts/end_slurm_time" in keys
+    killed = [e for e in events if e.key == "facts/end_slurm_task" and e.captures.get("word")]
+    if killed:
+        found["slurm_tasks_killed"] = sum(e.captures.get("word") == "Killed" for e in killed)
     found["node_failed"] = "facts/end_slurm_node" in keys
     if signal_at is not None:
         found["crashed_after_success"] = _after_success(hits, signal_at)

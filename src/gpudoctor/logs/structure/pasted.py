@@ -1,4 +1,4 @@
-"""Facts from pasted text: an ``nvidia-smi`` table or ``collect_env`` output inside a log.
+"""Facts from pasted text: an ``nvidia-smi`` table, ``collect_env``, ``top`` or ``free`` output.
 
 Logs pasted into issues often carry the machine's description. The scanner looks for these
 lines in the same pass as the rules' patterns (keys start with ``facts/``), and
@@ -8,7 +8,9 @@ a rule such as "driver too old for the CUDA runtime" works on a log alone.
 The facts it gives are declared in :data:`FACTS`: those a live snapshot also gives keep
 the snapshot's names and types (``driver_version``, ``gpu_names`` …); those only text gives
 start with ``smi_`` (read from a pasted ``nvidia-smi`` table, which may have been taken while
-the job still ran, so they are kept apart from the snapshot's after-the-crash values).
+the job still ran, so they are kept apart from the snapshot's after-the-crash values). For the
+same reason the host memory a pasted ``top`` header or ``free`` table shows is ``pasted_ram_*``,
+not the snapshot's ``host_ram_*``.
 """
 
 from __future__ import annotations
@@ -131,6 +133,34 @@ PATTERNS: tuple[PatternSpec, ...] = (
         + _MIB
         + r")\s*\|(?:\s*(?P<util>\d{1,3})%)?",
         captures={"used": _Z, "total": _Z, "util": _I},
+    ),
+    # top's summary (procps-ng 3.3.10+): "MiB Mem : 128686.2 total,    571.3 free, 128028.8
+    # used,     86.1 buff/cache" and "MiB Swap:      0.0 total,      0.0 free,      0.0 used.
+    # 524.7 avail Mem" (the memory available to new work is on the swap line).
+    PatternSpec(
+        "facts/top_mem",
+        r"^\s*(?P<unit>[KMGTP]iB) Mem\s*:\s*(?P<total>\d+(?:\.\d+)?) total,\s*"
+        r"(?P<free>\d+(?:\.\d+)?) free,",
+        captures={"unit": _S, "total": _S, "free": _S},
+    ),
+    PatternSpec(
+        "facts/top_swap",
+        r"^\s*(?P<unit>[KMGTP]iB) Swap\s*:\s*(?P<swap>\d+(?:\.\d+)?) total,.*?"
+        r"(?P<avail>\d+(?:\.\d+)?) avail Mem",
+        captures={"unit": _S, "swap": _S, "avail": _S},
+    ),
+    # free (procps-ng 3.3.10+): "Mem:  total  used  free  shared  buff/cache  available" in
+    # KiB (default), -m, -g or -h ("125Gi", "571Mi"); then "Swap:  total  used  free".
+    PatternSpec(
+        "facts/free_mem",
+        r"^\s*Mem:\s+(?P<total>\d+(?:\.\d+)?[KMGTP]?i?)\s+(?:\d+(?:\.\d+)?[KMGTP]?i?B?\s+){4}"
+        r"(?P<available>\d+(?:\.\d+)?[KMGTP]?i?)B?\s*$",
+        captures={"total": _S, "available": _S},
+    ),
+    PatternSpec(
+        "facts/free_swap",
+        r"^\s*Swap:\s+(?P<swap>\d+(?:\.\d+)?[KMGTP]?i?)B?\s+\d",
+        captures={"swap": _S},
     ),
     # nvidia-smi "| Processes: ...   GPU Memory |" section header
     PatternSpec("facts/smi_processes_header", _ROW + r"\s*Processes:"),
@@ -300,6 +330,71 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
+RAM_EXHAUSTED_SHARE = 0.03
+"""Available / total host memory below which a pasted table shows the host out of memory."""
+
+
+def _table_size(number: str, unit: str) -> int | None:
+    """Bytes of ``number`` in ``unit`` ("MiB"), or of free -h's "125Gi" / "571Mi" / "0"."""
+    text = number if unit else number.removesuffix("i")
+    if _number(text) == 0:
+        return 0  # zero in any unit
+    return parse_size(f"{text} {unit}".strip()) if (unit or text[-1:].isalpha()) else None
+
+
+def _number(text: str) -> float:
+    return float(text.rstrip("KMGTPi"))
+
+
+def _ram_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """Host memory from the last pasted top summary or free table (the latest reading)."""
+    readings: list[tuple[tuple[int, int], int | None, int | None, float, int | None]] = []
+    swaps = {e.order: e for e in _events(hits, "facts/top_swap")}
+    for event in _events(hits, "facts/top_mem"):
+        unit = str(event.captures.get("unit", ""))
+        total = str(event.captures.get("total", "0"))
+        # The swap line that follows the Mem line gives "avail Mem"; without it, only free.
+        swap = swaps.get((event.order[0], event.order[1] + 1))
+        avail = str(swap.captures.get("avail")) if swap else str(event.captures.get("free"))
+        swap_total = _table_size(str(swap.captures.get("swap")), unit) if swap else None
+        readings.append(
+            (
+                event.order,
+                _table_size(total, unit),
+                _table_size(avail, unit),
+                _number(avail) / _number(total) if _number(total) else 1.0,
+                swap_total,
+            )
+        )
+    swap_rows = {e.order: e for e in _events(hits, "facts/free_swap")}
+    for event in _events(hits, "facts/free_mem"):
+        total, avail = str(event.captures.get("total")), str(event.captures.get("available"))
+        swap = swap_rows.get((event.order[0], event.order[1] + 1))
+        readings.append(
+            (
+                event.order,
+                _table_size(total, ""),
+                _table_size(avail, ""),
+                _number(avail) / _number(total) if _number(total) else 1.0,
+                _table_size(str(swap.captures.get("swap")), "") if swap else None,
+            )
+        )
+    if not readings:
+        return {}
+    _, total_bytes, avail_bytes, share, swap_bytes = max(readings, key=lambda r: r[0])
+    if total_bytes and avail_bytes is not None:
+        share = avail_bytes / total_bytes  # free -h prints each column in its own unit
+    facts: dict[str, object] = {"pasted_ram_available_fraction": round(share, 4)}
+    for name, value in (
+        ("pasted_ram_total_bytes", total_bytes),
+        ("pasted_ram_available_bytes", avail_bytes),
+        ("pasted_swap_total_bytes", swap_bytes),
+    ):
+        if value is not None:
+            facts[name] = value
+    return facts
+
+
 SOURCE = "pasted text"
 
 FACTS: tuple[FactSpec, ...] = (
@@ -350,6 +445,15 @@ FACTS: tuple[FactSpec, ...] = (
              "highest (used - memory of the processes listed on that GPU) / total, only when a "
              "processes section was pasted: memory nobody visible holds (other containers, "
              "zombies)"),
+    FactSpec("pasted_ram_available_fraction", "float", "ratio", SOURCE,
+             "available / total host memory in the last pasted top summary (its \"avail Mem\", "
+             "else free) or free table (its available column)"),
+    FactSpec("pasted_ram_total_bytes", "int", "bytes", SOURCE,
+             "total host memory there, when the table gives its unit (top, free -h)"),
+    FactSpec("pasted_ram_available_bytes", "int", "bytes", SOURCE,
+             "available host memory there, when the table gives its unit"),
+    FactSpec("pasted_swap_total_bytes", "int", "bytes", SOURCE,
+             "total swap on the line after it, when the table gives its unit (0: no swap)"),
     FactSpec("smi_unaccounted_gpu_busy", "bool", "-", SOURCE,
              "the GPU with the most unaccounted memory shows utilisation above 0 %: something "
              "is running on it (inside a container, the job itself; zombies sit idle)"),
@@ -373,4 +477,5 @@ def facts(
     for name, value in _gpu_facts(hits).items():
         found.setdefault(name, value)
     found.update(_smi_facts(hits))
+    found.update(_ram_facts(hits))
     return found
