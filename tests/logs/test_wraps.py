@@ -32,6 +32,7 @@ def scan_with_joins(data: bytes, specs: list[PatternSpec]) -> Scanner:
         (b"RuntimeError: the device was lost", b"Epoch 3 finished", False),  # a line of its own
         (b"short line", b"    indented", False),  # too short to be a long message's start
         (b"RuntimeError: the device was lost", b"   ", False),
+        (b"RuntimeError: out of memory (12.1 GiB", b") on device 0", True),
         (b'  File "/srv/app/train.py", line 88, in main', b"    loss.backward()", False),
         (
             b"    return self._run(batch)  # the model's forward pass",
@@ -122,3 +123,17 @@ def test_an_indented_continuation_is_not_glued() -> None:
     data = b"RuntimeError: the device was lost\n    during a copy\n"
     blocks = list(read_blocks(io.BytesIO(data), InputStats(name="log")))
     assert [join.glued for join in joins(blocks)] == [False]
+
+
+def test_a_line_cut_before_closing_punctuation_is_glued_back() -> None:
+    spec = PatternSpec("r/free", r"\(\d+\.\d+/\d+\.\d+ GiB\) on startup is less than")
+    scanner = scan_with_joins(
+        b"ValueError: Free memory on device cuda:0 (9.80/23.50 GiB\n) on startup is less than "
+        b"desired GPU memory utilization (0.9, 21.15 GiB).\n",
+        [spec],
+    )
+    [event] = scanner.hits["r/free"].events()
+    assert "(9.80/23.50 GiB) on startup" in event.text
+    blocks = list(read_blocks(io.BytesIO(b"a message long enough to start one\n), done\n"),
+                              InputStats(name="log")))  # fmt: skip
+    assert [join.glued for join in joins(blocks)] == [True]

@@ -37,6 +37,12 @@ def _causes(text: str, book: RuleBook) -> list[tuple[str, float]]:
             "gpu_oom",
         ),
         (
+            "RuntimeError: CUDA error: CUBLAS_STATUS_NOT_INITIALIZED when calling "
+            "`cublasCreate(handle)`\n",
+            "cudnn_cublas_init",
+            "device_side_assert",
+        ),
+        (
             "2024-03-02 10:00:01.000001: E tensorflow/stream_executor/cuda/cuda_dnn.cc:361] "
             "Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR\n",
             "cudnn_cublas_init",

@@ -12,7 +12,8 @@ text.
 
 A terminal that wraps at a fixed width breaks a line anywhere, inside a word too ("device
 cu" / "da:0 not found"). Where the continuation starts in lower case right at the margin, the
-two halves are also joined without a space.
+two halves are also joined without a space; where it starts with closing punctuation ("(13.3
+GiB" / ") on startup"), which no message starts with, only without one.
 """
 
 from __future__ import annotations
@@ -51,6 +52,8 @@ class Join(NamedTuple):
 
 _TRACEBACK_LINE = re.compile(rb"^\s*(?:File \"|Traceback \(most recent call last\))")
 """A traceback's own lines: its header and its frames start lines, they never continue one."""
+_CLOSING = b").]},;:"
+"""Characters that end a phrase: a line that starts with one continues the line above."""
 _EXCEPTION_LINE = re.compile(rb"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b")
 """A (dotted) exception name at the start of a line starts a message of its own."""
 
@@ -62,7 +65,7 @@ def continues(first: bytes, second: bytes) -> bool:
     if _TRACEBACK_LINE.match(first) or _TRACEBACK_LINE.match(second):
         return False
     head = second[:1]
-    if head in (b" ", b"\t"):
+    if head in (b" ", b"\t") or (head and head in _CLOSING):
         return True
     return head.islower() and not _EXCEPTION_LINE.match(second)
 
@@ -82,6 +85,9 @@ def joins(blocks: Sequence[Block]) -> list[Join]:
         for offset, (first, second) in enumerate(itertools.pairwise(lines)):
             if continues(first, second):
                 line = block.first_line + offset
+                if second[:1] in _CLOSING:
+                    found.append(Join(line, first, second, glued=True))
+                    continue
                 found.append(Join(line, first, second))
                 if broke_inside_a_word(first.rstrip(b"\r"), second):
                     found.append(Join(line, first, second, glued=True))

@@ -70,3 +70,25 @@ def test_loss_scale_and_single_memory_line_are_not_series() -> None:
 def test_every_fact_is_declared() -> None:
     facts = series_facts((FIXTURES / "mmdet-growth-nan-recovered.log").read_text())
     assert set(facts) <= series.fact_names()
+
+
+def test_a_table_of_bare_numbers_that_turns_nan_and_stays_so() -> None:
+    facts = series_facts("100 0.91\n110 0.88\n120 0.93\nSaving the model\n130 nan\n140 nan\n")
+    assert facts["table_nonfinite"] is True
+    assert facts["table_first_nonfinite_line"] == "130 nan"
+
+
+def test_a_table_that_recovers_or_never_ran_finite_has_not_diverged() -> None:
+    recovered = series_facts("100 0.91\n110 0.88\n120 inf\n130 0.87\n")
+    assert recovered["table_nonfinite"] is False
+    assert series_facts("0 nan\n1 nan\n")["table_nonfinite"] is False  # nothing finite before
+
+
+def test_rows_of_another_width_do_not_count_as_the_finite_ones() -> None:
+    facts = series_facts("1 2 3\n4 5 6\n7 nan\n8 nan\n")
+    assert facts["table_nonfinite"] is False
+
+
+def test_csv_rows_and_infinities() -> None:
+    facts = series_facts("1000,-512.3,299.1\n2000,-510.9,300.4\n3000,-inf,1.2e+31\n")
+    assert facts["table_nonfinite"] is True

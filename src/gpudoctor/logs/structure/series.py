@@ -20,6 +20,11 @@ the first points, the last points and the count:
 * a NaN followed by finite values ("recovered": a skipped fp16 overflow step) is told apart by
   comparing the order of the last finite point with the last non-finite one.
 
+A loop that prints bare numbers ("76980 2.6496", "1000,-1.24e5,300.2": a step and its loss, an
+MD reporter's CSV rows) has no metric name. Rows made only of numbers are a series of their
+own: the table is read as having gone non-finite when a row holding NaN/Inf follows finite rows
+of the same width and the last row logged is non-finite too.
+
 A memory series also comes from pasted ``nvidia-smi`` tables of a single GPU taken one after
 another (the ``facts/smi_memory_row`` events of :mod:`gpudoctor.logs.structure.pasted`), and
 ``nvidia-smi dmon`` rows give the last power and temperature. Every fact is in :data:`FACTS`.
@@ -28,6 +33,7 @@ another (the ``facts/smi_memory_row`` events of :mod:`gpudoctor.logs.structure.p
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
@@ -63,6 +69,11 @@ _NONFINITE = r"[-+]?(?:nan|inf(?:inity)?)"
 _LOSS = r"\b(?P<name>(?:\w+[ _])?loss)"
 _GRAD = r"\b(?P<name>grad(?:ient)?[ _]norm)"
 _CAPTURES = {"step": _F, "epoch_after": _F, "name": _S, "value": _F}
+# A row of bare numbers: "76980 2.6496", "1000,-12345.6,300.1", "  12 | 0.51 | nan"
+_ROW_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+_ROW_VALUE = rf"(?:{_ROW_NUMBER}|{_NONFINITE})"
+_ROW_SEP = r"[\s,;|]+"
+ROW_NONFINITE = re.compile(rf"(?:^|{_ROW_SEP}){_NONFINITE}(?:$|{_ROW_SEP})", re.IGNORECASE)
 
 # The series patterns match every progress line, so they are kept plain (a metric name and a
 # number): each costs the scan a few percent. Only the rare non-finite pattern reads the step.
@@ -95,6 +106,19 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"['\"]?\s*[:=]?\s*(?P<value>\d+(?:\.\d+)?)\s?(?P<unit>[KMGT]i?B\b|[KMGT]\b)?(?P<pct>\s*%)?",
         ignore_case=True,
         captures={"name": _S, "value": _F, "unit": _S, "pct": _S},
+    ),
+    # Rows of bare numbers, and those among them holding a NaN/Inf (its first event is the
+    # first such row).
+    PatternSpec(
+        "facts/series_row",
+        rf"^\s*{_ROW_NUMBER}(?:{_ROW_SEP}{_ROW_VALUE})+[\s,;|]*$",
+        ignore_case=True,
+    ),
+    PatternSpec(
+        "facts/series_row_nonfinite",
+        rf"^\s*{_ROW_NUMBER}(?:{_ROW_SEP}{_ROW_VALUE})*{_ROW_SEP}{_NONFINITE}"
+        rf"(?:{_ROW_SEP}{_ROW_VALUE})*[\s,;|]*$",
+        ignore_case=True,
     ),
     # nvidia-smi dmon, default columns: "# gpu   pwr gtemp mtemp    sm   mem   enc   dec ..."
     PatternSpec(
@@ -156,6 +180,17 @@ FACTS: tuple[FactSpec, ...] = (
         "grad_norm_nonfinite", "bool", "-", _SRC, "The last gradient norm logged is NaN or Inf."
     ),
     FactSpec("grad_norm_last", "float", "-", _SRC, "Last finite gradient norm logged."),
+    FactSpec(
+        "table_nonfinite",
+        "bool",
+        "-",
+        _SRC,
+        "Rows of bare numbers went NaN/Inf: a row holding one follows at least 2 finite rows "
+        "of the same width, and the last row logged is non-finite too.",
+    ),
+    FactSpec(
+        "table_first_nonfinite_line", "str", "-", _SRC, "The first row of numbers with NaN/Inf."
+    ),
     FactSpec("dmon_power_last_w", "int", "W", _SRC, "Last power draw in nvidia-smi dmon rows."),
     FactSpec("dmon_gtemp_last_c", "int", "°C", _SRC, "Last GPU temperature in dmon rows."),
     FactSpec(
@@ -311,6 +346,37 @@ def _grad_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
+TABLE_MIN_FINITE_ROWS = 2
+"""Finite rows of the same width that must come before a non-finite one."""
+
+
+def _row_width(text: str) -> int:
+    return len([v for v in re.split(_ROW_SEP, text.strip()) if v])
+
+
+def _table_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    nonfinite = _events(hits, "facts/series_row_nonfinite")
+    rows = _events(hits, "facts/series_row")
+    if not nonfinite or not rows:
+        return {}
+    first_bad = nonfinite[0]
+    width = _row_width(first_bad.text)
+    finite_before = [
+        row
+        for row in rows
+        if row.order < first_bad.order
+        and not ROW_NONFINITE.search(row.text.strip())
+        and _row_width(row.text) == width
+    ]
+    went_bad = len(finite_before) >= TABLE_MIN_FINITE_ROWS and bool(
+        ROW_NONFINITE.search(rows[-1].text.strip())
+    )
+    facts: dict[str, object] = {"table_nonfinite": went_bad}
+    if went_bad:
+        facts["table_first_nonfinite_line"] = first_bad.text
+    return facts
+
+
 def _dmon_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     if not _count(hits, "facts/series_dmon_header"):
         return {}
@@ -352,7 +418,7 @@ def facts(
 ) -> dict[str, object]:
     """Facts read from the metric series in ``hits`` (see :data:`FACTS`)."""
     found: dict[str, object] = {}
-    for part in (_memory_facts, _loss_facts, _grad_facts, _dmon_facts):
+    for part in (_memory_facts, _loss_facts, _grad_facts, _table_facts, _dmon_facts):
         found.update(part(hits))
     last_values = _last_values(hits, found)
     if last_values:
