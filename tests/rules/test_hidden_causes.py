@@ -117,16 +117,30 @@ def test_a_healthy_cudnn_log_has_no_lead(book: RuleBook) -> None:
     assert _causes(text, book) == []
 
 
-def test_launch_failure_under_a_memory_checker_is_the_kernel_not_the_gpu(book: RuleBook) -> None:
-    text = (
+SANITIZER_REPORTS = {
+    "whole": (
         "========= COMPUTE-SANITIZER\n"
         '========= Program hit cudaErrorLaunchFailure (error 719) due to "unspecified launch '
         'failure" on CUDA API call to cudaStreamSynchronize.\n'
         "=========     Saved host backtrace up to driver entry point at error\n"
         "=========     Host Frame: [0x2f1a3b] in /usr/lib/x86_64-linux-gnu/libcuda.so.1\n"
         "=========     Host Frame:run_batch(Batch const&) [0x41c2] in /opt/sim/bin/sim\n"
-    )
-    causes = _causes(text, book)
+    ),
+    # an excerpt that keeps only the report's end
+    "excerpt": (
+        "=========     Host Frame:run_layer [0x1f2e3] in /opt/infer/bin/serve\n"
+        "CUDA error: unspecified launch failure\n"
+        "========= Target application returned an error\n"
+        "========= ERROR SUMMARY: 212 errors\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SANITIZER_REPORTS))
+def test_launch_failure_under_a_memory_checker_is_the_kernel_not_the_gpu(
+    name: str, book: RuleBook
+) -> None:
+    causes = _causes(SANITIZER_REPORTS[name], book)
     assert causes[0][0] == "illegal_memory_access"
     assert all(conf < 0.3 for cause, conf in causes if cause == "xid_hardware")
 
@@ -154,18 +168,6 @@ def test_jax_backend_start_up_failing_is_not_a_forked_child(book: RuleBook) -> N
     causes = _causes(text, book)
     assert causes[0][0] == "cuda_libs_missing"
     assert all(conf < ALARM for cause, conf in causes if cause == "fork_cuda_reinit")
-
-
-def test_an_excerpt_of_a_sanitizer_report_blames_the_kernel(book: RuleBook) -> None:
-    text = (
-        "=========     Host Frame:run_layer [0x1f2e3] in /opt/infer/bin/serve\n"
-        "CUDA error: unspecified launch failure\n"
-        "========= Target application returned an error\n"
-        "========= ERROR SUMMARY: 212 errors\n"
-    )
-    causes = _causes(text, book)
-    assert causes[0][0] == "illegal_memory_access"
-    assert all(conf < 0.3 for cause, conf in causes if cause == "xid_hardware")
 
 
 def test_a_pasted_memory_table_with_no_ram_left_is_host_oom(book: RuleBook) -> None:
