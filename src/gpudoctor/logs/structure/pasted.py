@@ -330,8 +330,8 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
-RAM_EXHAUSTED_SHARE = 0.03
-"""Available / total host memory below which a pasted table shows the host out of memory."""
+_Reading = tuple[tuple[int, int], int | None, int | None, float, int | None]
+"""(order, total bytes, available bytes, available / total, swap bytes) of one table."""
 
 
 def _table_size(number: str, unit: str) -> int | None:
@@ -346,39 +346,31 @@ def _number(text: str) -> float:
     return float(text.rstrip("KMGTPi"))
 
 
+def _reading(
+    order: tuple[int, int], total: str, avail: str, unit: str, swap: Event | None
+) -> _Reading:
+    """One table's reading; ``swap`` is the swap line that follows it, when there is one."""
+    share = _number(avail) / _number(total) if _number(total) else 1.0
+    swap_bytes = _table_size(str(swap.captures.get("swap")), unit) if swap else None
+    return order, _table_size(total, unit), _table_size(avail, unit), share, swap_bytes
+
+
 def _ram_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     """Host memory from the last pasted top summary or free table (the latest reading)."""
-    readings: list[tuple[tuple[int, int], int | None, int | None, float, int | None]] = []
-    swaps = {e.order: e for e in _events(hits, "facts/top_swap")}
+    readings: list[_Reading] = []
+    top_swaps = {e.order: e for e in _events(hits, "facts/top_swap")}
     for event in _events(hits, "facts/top_mem"):
         unit = str(event.captures.get("unit", ""))
-        total = str(event.captures.get("total", "0"))
         # The swap line that follows the Mem line gives "avail Mem"; without it, only free.
-        swap = swaps.get((event.order[0], event.order[1] + 1))
-        avail = str(swap.captures.get("avail")) if swap else str(event.captures.get("free"))
-        swap_total = _table_size(str(swap.captures.get("swap")), unit) if swap else None
-        readings.append(
-            (
-                event.order,
-                _table_size(total, unit),
-                _table_size(avail, unit),
-                _number(avail) / _number(total) if _number(total) else 1.0,
-                swap_total,
-            )
-        )
-    swap_rows = {e.order: e for e in _events(hits, "facts/free_swap")}
+        swap = top_swaps.get((event.order[0], event.order[1] + 1))
+        avail = swap.captures.get("avail") if swap else event.captures.get("free")
+        total = str(event.captures.get("total", "0"))
+        readings.append(_reading(event.order, total, str(avail), unit, swap))
+    free_swaps = {e.order: e for e in _events(hits, "facts/free_swap")}
     for event in _events(hits, "facts/free_mem"):
         total, avail = str(event.captures.get("total")), str(event.captures.get("available"))
-        swap = swap_rows.get((event.order[0], event.order[1] + 1))
-        readings.append(
-            (
-                event.order,
-                _table_size(total, ""),
-                _table_size(avail, ""),
-                _number(avail) / _number(total) if _number(total) else 1.0,
-                _table_size(str(swap.captures.get("swap")), "") if swap else None,
-            )
-        )
+        swap = free_swaps.get((event.order[0], event.order[1] + 1))
+        readings.append(_reading(event.order, total, avail, "", swap))
     if not readings:
         return {}
     _, total_bytes, avail_bytes, share, swap_bytes = max(readings, key=lambda r: r[0])
