@@ -97,6 +97,30 @@ LEADS = {
     ),
     # a sanitizer's error count alone may count races or failed API calls
     "sanitizer-summary": ("========= ERROR SUMMARY: 3 errors\n", "illegal_memory_access"),
+    # every NVLink link of a GPU down: a card without NVLink, or no fabric manager
+    "dcgm-every-nvlink-down": (
+        "+-----  Integration  -------+---------------------------------------------+\n"
+        "| PCIe                      | Fail - All                                  |\n"
+        "| Warning                   | GPU 2's NvLink link 0 is currently down Run |\n"
+        "|                           | a field diagnostic on the GPU., GPU 2's     |\n"
+        "|                           | NvLink link 1 is currently down Run a field |\n"
+        "|                           | diagnostic on the GPU., GPU 2's NvLink link |\n"
+        "|                           | 2 is currently down Run a field diagnostic  |\n"
+        "|                           | on the GPU., GPU 2's NvLink link 3 is       |\n"
+        "|                           | currently down Run a field diagnostic on    |\n"
+        "| Warning                   | GPU 3's NvLink link 0 is currently down Run |\n"
+        "| Warning                   | GPU 3's NvLink link 1 is currently down Run |\n",
+        "xid_hardware",
+    ),
+    # the device plugin's DaemonSet lands on every node, GPU or not
+    "device-plugin-without-driver": (
+        'Error: failed to start container "nvidia-device-plugin-ctr": Error response from '
+        "daemon: OCI runtime create failed: error running hook #0: error running hook: exit "
+        "status 1, stdout: , stderr: nvidia-container-cli: initialization error: load library "
+        "failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: "
+        "unknown\n",
+        "cuda_libs_missing",
+    ),
 }
 
 
