@@ -85,6 +85,27 @@ def test_an_earlier_consequence_that_lists_its_explainer_stays_the_root(tmp_path
     assert report.causes[1].explained_by == ("t-nccl",)
 
 
+def test_a_consequence_that_lists_its_explainer_is_the_root_even_later(tmp_path: Path) -> None:
+    # a listing is a rule's own knowledge and outweighs the implicit reading and the order:
+    # an impossible allocation size explains the out-of-memory line it was found on
+    nccl = {**NCCL, "explains": "explains: [host_oom]\n"}
+    report = _explain(tmp_path, [KILLED, nccl], "Killed\nNCCL timeout\n")
+    assert [(d.rule, d.explained_by) for d in report.causes] == [
+        ("t-nccl", ()),
+        ("t-killed", ("t-nccl",)),
+    ]
+
+
+def test_two_findings_that_list_each_other_leave_the_earlier_the_root(tmp_path: Path) -> None:
+    nccl = {**NCCL, "explains": "explains: [host_oom]\n"}
+    killed = {**KILLED, "explains": "explains: [nccl_failure]\n"}
+    report = _explain(tmp_path, [killed, nccl], "Killed\nNCCL timeout\n")
+    assert [(d.rule, d.explained_by) for d in report.causes] == [
+        ("t-killed", ()),
+        ("t-nccl", ("t-killed",)),
+    ]
+
+
 def test_a_cascade_ranks_below_any_likely_cause(tmp_path: Path) -> None:
     cascade = {"id": "t-cascade", "cause": "host_oom", "confidence": 0.8, "line": "cascade",
                "role": "cascade"}  # fmt: skip

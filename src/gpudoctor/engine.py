@@ -458,7 +458,8 @@ def _mark_explained(findings: list[Finding]) -> None:
 
     ``other`` explains ``finding`` when it lists its rule id or cause in ``explains``, or
     implicitly (:func:`_explains_implicitly`) when ``finding`` is a consequence cause or a
-    cascade. When two findings explain each other the earlier one stays the root.
+    cascade. When two findings explain each other the one that names the other in ``explains``
+    (while the other explains it only implicitly) is the root; otherwise the earlier one.
     """
     # A weak lead does not get to demote other findings: only a likely cause explains.
     explainers = [
@@ -473,8 +474,8 @@ def _mark_explained(findings: list[Finding]) -> None:
         for other in explainers:
             if other is finding or not _explains(other, finding, consequences):
                 continue
-            if _explains(finding, other, consequences) and finding.first_order <= other.first_order:
-                continue  # mutual: the earlier failure is the root
+            if _explains(finding, other, consequences) and _root_of_mutual(finding, other):
+                continue
             finding.explained_by.append(other.rule.id)
         if finding.explained_by:
             finding.confidence *= EXPLAINED_FACTOR
@@ -482,8 +483,21 @@ def _mark_explained(findings: list[Finding]) -> None:
 
 def _explains(other: Finding, finding: Finding, consequences: frozenset[str]) -> bool:
     """Whether ``other`` (a likely cause) explains ``finding``: listed, or implicitly."""
-    listed = finding.rule.id in other.rule.explains or finding.rule.cause in other.rule.explains
-    return listed or _explains_implicitly(other, finding, consequences)
+    return _lists(other, finding) or _explains_implicitly(other, finding, consequences)
+
+
+def _lists(other: Finding, finding: Finding) -> bool:
+    """Whether ``other``'s rule names ``finding``'s rule or cause in its ``explains``."""
+    return finding.rule.id in other.rule.explains or finding.rule.cause in other.rule.explains
+
+
+def _root_of_mutual(finding: Finding, other: Finding) -> bool:
+    """Of two findings that explain each other, whether ``finding`` is the root: a rule that
+    names the other outright knows better than an implicit reading (an impossible allocation
+    size explains the out-of-memory on its own line); otherwise the earlier failure."""
+    if _lists(other, finding) != _lists(finding, other):
+        return _lists(finding, other)
+    return finding.first_order <= other.first_order
 
 
 def _explains_implicitly(other: Finding, finding: Finding, consequences: frozenset[str]) -> bool:

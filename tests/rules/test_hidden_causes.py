@@ -178,3 +178,38 @@ def test_a_pasted_memory_table_with_no_ram_left_is_host_oom(book: RuleBook) -> N
         "Swap:             0B          0B          0B\n"
     )
     assert _causes(text, book)[0][0] == "host_oom"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "tcmalloc: large alloc 140312553873408 bytes == (nil) @  0x7f9d21a4c887 0x7f9d2031ac29\n"
+        "terminate called after throwing an instance of 'std::bad_alloc'\n"
+        "  what():  std::bad_alloc\n",
+        "terminate called after throwing an instance of 'c10::Error'\n"
+        "  what():  [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't "
+        "allocate memory: you tried to allocate 61474836480000 bytes. Error code 12 (Cannot "
+        "allocate memory)\n",
+    ],
+)
+def test_an_impossible_allocation_size_is_the_bug_not_the_memory(text: str, book: RuleBook) -> None:
+    causes = _causes(text, book)
+    assert causes[0][0] == "app_exception"
+    assert all(conf < ALARM for cause, conf in causes if cause == "host_oom")
+
+
+def test_a_large_but_possible_allocation_is_still_host_memory(book: RuleBook) -> None:
+    text = (
+        "RuntimeError: [enforce fail at alloc_cpu.cpp:75] err == 0. DefaultCPUAllocator: can't "
+        "allocate memory: you tried to allocate 412316860416 bytes. Error code 12 (Cannot "
+        "allocate memory)\n"
+    )
+    assert _causes(text, book)[0][0] == "host_oom"
+
+
+def test_a_toolkit_newer_than_the_driver_is_a_lead_within_a_major(book: RuleBook) -> None:
+    banner = "| NVIDIA-SMI 535.183.01   Driver Version: 535.183.01   CUDA Version: 12.2     |\n"
+    same_major = banner + "Cuda compilation tools, release 12.6, V12.6.77\n"
+    assert _causes(same_major, book)[0] == ("driver_cuda_mismatch", 0.35)
+    other_major = banner + "Cuda compilation tools, release 13.0, V13.0.48\n"
+    assert _causes(other_major, book)[0] == ("driver_cuda_mismatch", 0.6)

@@ -112,6 +112,22 @@ LEADS = {
         "| Warning                   | GPU 3's NvLink link 1 is currently down Run |\n",
         "xid_hardware",
     ),
+    # a program that catches the missing driver and goes on (on the CPU)
+    "caught-no-driver": (
+        "Warning: caught exception 'Found no NVIDIA driver on your system. Please check that you "
+        "have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx'"
+        ", memory monitor disabled\n"
+        "Loading weights [4f1c2d9a07] from /srv/models/base.safetensors\n",
+        "cuda_libs_missing",
+    ),
+    # a kernel that cannot start because an import fails is a broken environment
+    "kernel-restart-failed-on-import": (
+        "ImportError: cannot import name 'shortcut_factory' from 'prompt_toolkit.shortcuts'\n"
+        "[W 09:14:02.118 NotebookApp] KernelRestarter: restart failed\n"
+        "[W 09:14:02.119 NotebookApp] Kernel 5d0c1b7e-2f4a-4c8e-9b61-0a7d3e5f2c48 died, removing "
+        "from map.\n",
+        "app_exception",
+    ),
     # the device plugin's DaemonSet lands on every node, GPU or not
     "device-plugin-without-driver": (
         'Error: failed to start container "nvidia-device-plugin-ctr": Error response from '

@@ -128,6 +128,15 @@ def test_single_line_gpu_and_torch_messages() -> None:
     assert facts["driver_version"] == "460.80"
 
 
+def test_nvcc_version_gives_the_system_toolkit() -> None:
+    facts = facts_of(
+        "nvcc: NVIDIA (R) Cuda compiler driver\n"
+        "Built on Tue_Feb_27_16:19:38_PST_2024\n"
+        "Cuda compilation tools, release 12.4, V12.4.99\n"
+    )
+    assert facts["cuda_toolkit_version"] == "12.4"
+
+
 def test_no_facts_from_ordinary_lines() -> None:
     assert facts_of("epoch 1 loss 0.3 | mem 12000MiB / 24000MiB |\nCUDA_VISIBLE_DEVICES=0\n") == {}
 

@@ -77,6 +77,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"^\s*CUDA runtime version:\s*(?P<cuda_toolkit_version>\d+\.\d+(?:\.\d+)?)",
         captures={"cuda_toolkit_version": _V},
     ),
+    # nvcc --version: "Cuda compilation tools, release 12.4, V12.4.131"
+    PatternSpec(
+        "facts/nvcc_release",
+        r"Cuda compilation tools, release (?P<cuda_toolkit_version>\d+\.\d+)",
+        captures={"cuda_toolkit_version": _V},
+    ),
     # collect_env: "Nvidia driver version: 470.82.01"
     PatternSpec(
         "facts/collect_env_driver",
@@ -185,6 +191,7 @@ _SIMPLE = (
     "facts/torch_pip",
     "facts/torch_cuda",
     "facts/cuda_toolkit",
+    "facts/nvcc_release",
     "facts/cudnn_version",
 )
 
@@ -400,8 +407,8 @@ FACTS: tuple[FactSpec, ...] = (
              '"12.1" (collect_env "CUDA used to build PyTorch")'),
     FactSpec("cudnn_version", "str", "-", SOURCE, '"8.9.2" (collect_env)'),
     FactSpec("cuda_toolkit_version", "str", "-", SOURCE,
-             'collect_env "CUDA runtime version": the system toolkit, not necessarily the one '
-             "torch uses"),
+             'collect_env "CUDA runtime version" or nvcc --version\'s "release 12.4": the system '
+             "toolkit, not necessarily the one torch uses"),
     FactSpec("gpu_names", "list[str]", "-", SOURCE,
              'nvidia-smi rows, collect_env "GPU 0: ..." lines or PyTorch\'s capability warning, '
              "in index order"),
