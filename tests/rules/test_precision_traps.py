@@ -128,6 +128,14 @@ LEADS = {
         "from map.\n",
         "app_exception",
     ),
+    # NVLink events the driver itself grades Nonfatal (Blackwell's Xid 144-150)
+    "nvlink-nonfatal": (
+        "[ 9120.551203] NVRM: Xid (PCI:0000:9a:00): 145, RLW_SRC_TRACK Nonfatal XC0 i0 Link 3 "
+        "(0x00000004 0x00000000 0x00000000 0x00000000 0x00000000 0x00000000)\n"
+        "[ 9120.551377] NVRM: Xid (PCI:0000:9a:00): 144, SAW_MVB Nonfatal XC0 i0 Link 3 "
+        "(0x00000001 0x00000008 0x00000000 0x00000000 0x00000000 0x00000000)\n",
+        "xid_hardware",
+    ),
     # the device plugin's DaemonSet lands on every node, GPU or not
     "device-plugin-without-driver": (
         'Error: failed to start container "nvidia-device-plugin-ctr": Error response from '
