@@ -495,8 +495,9 @@ def _root_of_mutual(finding: Finding, other: Finding) -> bool:
     """Of two findings that explain each other, whether ``finding`` is the root: a rule that
     names the other outright knows better than an implicit reading (an impossible allocation
     size explains the out-of-memory on its own line); otherwise the earlier failure."""
-    if _lists(other, finding) != _lists(finding, other):
-        return _lists(finding, other)
+    names_other, named_by_other = _lists(finding, other), _lists(other, finding)
+    if names_other != named_by_other:
+        return names_other
     return finding.first_order <= other.first_order
 
 

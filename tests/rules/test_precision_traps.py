@@ -136,6 +136,15 @@ LEADS = {
         "(0x00000001 0x00000008 0x00000000 0x00000000 0x00000000 0x00000000)\n",
         "xid_hardware",
     ),
+    # ONNX Runtime retries on the CPU and the session runs
+    "ort-cpu-fallback": (
+        "EP Error C:\\srv\\ort\\onnxruntime_pybind_state.cc:891 CUDA_PATH is set but CUDA wasnt "
+        "able to be loaded. Please install the correct version of CUDA and cuDNN as mentioned in "
+        "the GPU requirements page, make sure they're in the PATH, and that your GPU is "
+        "supported.\n when using ['CUDAExecutionProvider']\n"
+        "Falling back to ['CPUExecutionProvider'] and retrying.\n",
+        "cuda_libs_missing",
+    ),
     # the device plugin's DaemonSet lands on every node, GPU or not
     "device-plugin-without-driver": (
         'Error: failed to start container "nvidia-device-plugin-ctr": Error response from '
