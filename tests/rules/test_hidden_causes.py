@@ -212,3 +212,16 @@ def test_a_toolkit_newer_than_the_driver_is_a_lead_within_a_major(book: RuleBook
     assert _causes(same_major, book)[0] == ("driver_cuda_mismatch", 0.35)
     other_major = banner + "Cuda compilation tools, release 13.0, V13.0.48\n"
     assert _causes(other_major, book)[0] == ("driver_cuda_mismatch", 0.6)
+
+
+def test_an_oom_with_the_gpu_mostly_free_is_not_a_plain_oom(book: RuleBook) -> None:
+    message = (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate {asked}. GPU 0 has a total "
+        "capacity of 15.70 GiB of which {free} is free. Of the allocated memory {held} is "
+        "allocated by PyTorch, and 30.00 MiB is reserved by PyTorch but unallocated.\n"
+    )
+    full = _causes(message.format(asked="2.00 GiB", free="410.00 MiB", held="14.90 GiB"), book)
+    assert full[0] == ("gpu_oom", 0.9)
+    roomy = _causes(message.format(asked="40.00 MiB", free="12.90 GiB", held="2.10 GiB"), book)
+    assert roomy[0][0] == "gpu_oom"
+    assert roomy[0][1] < 0.6

@@ -145,6 +145,12 @@ LEADS = {
         "Falling back to ['CPUExecutionProvider'] and retrying.\n",
         "cuda_libs_missing",
     ),
+    # Slurm's note that a step's cgroup reached its limit (page cache counts); the step ran on
+    "slurm-memory-limit-at-some-point": (
+        "2048+0 records in\n2048+0 records out\n"
+        "slurmstepd: error: Exceeded step memory limit at some point.\n",
+        "host_oom",
+    ),
     # the device plugin's DaemonSet lands on every node, GPU or not
     "device-plugin-without-driver": (
         'Error: failed to start container "nvidia-device-plugin-ctr": Error response from '
@@ -163,3 +169,13 @@ def test_ambiguous_lines_are_leads_not_alarms(name: str) -> None:
     causes = explain_text(text, load_rulebook([])).causes
     assert causes[0].cause == cause
     assert causes[0].confidence < 0.5
+
+
+def test_slurm_memory_limit_with_a_killed_task_is_a_memory_kill() -> None:
+    text = (
+        "srun: error: gpu-a07: task 0: Killed\n"
+        "slurmstepd: error: Exceeded step memory limit at some point.\n"
+    )
+    causes = explain_text(text, load_rulebook([])).causes
+    assert causes[0].cause == "host_oom"
+    assert causes[0].confidence >= 0.5

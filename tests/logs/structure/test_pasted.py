@@ -103,6 +103,27 @@ def test_old_smi_table_with_no_processes() -> None:
     assert facts["smi_unaccounted_gpu_busy"] is False  # held at 0 %: nothing runs
 
 
+GPUSTAT = """\
+gpu-node-3                   Mon Mar  2 10:14:07 2026  550.90.07
+[0] NVIDIA A10G      | 30°C,   0 % | 21950 / 23028 MB |
+[1] NVIDIA A10G      | 52'C,  30 %,  88 % | 150 / 300 W |  9100 / 23028 MB | dana(9090M)
+"""
+
+
+def test_gpustat_rows_stand_for_the_smi_table() -> None:
+    facts = facts_of(GPUSTAT)
+    assert facts["gpu_names"] == ["NVIDIA A10G", "NVIDIA A10G"]
+    assert facts["smi_gpu_count"] == 2
+    assert facts["smi_gpu_memory_used_bytes"] == [21950 << 20, 9100 << 20]
+    assert facts["smi_idle_gpu_memory_fraction_max"] == round(21950 / 23028, 4)
+    assert "smi_processes_table" not in facts
+
+
+def test_smi_table_wins_over_gpustat_rows() -> None:
+    facts = facts_of(SMI_NEW + GPUSTAT)
+    assert facts["smi_gpu_memory_used_bytes"] == [30000 << 20, 4096 << 20]
+
+
 def test_collect_env() -> None:
     facts = facts_of(COLLECT_ENV)
     assert facts["torch_version"] == "2.4.1+cu121"

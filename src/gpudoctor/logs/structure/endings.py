@@ -352,12 +352,16 @@ PATTERNS: tuple[PatternSpec, ...] = (
     ),
     # Slurm: "slurmstepd: error: Detected 1 oom_kill event(s)", "srun: error: node7: task 0:
     # Out Of Memory", "... task 3: Killed", "... tasks 0-3: Exited with exit code 1",
-    # "*** JOB 42 ON node7 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***"
+    # "*** JOB 42 ON node7 CANCELLED AT 2024-01-01T00:00:00 DUE TO TIME LIMIT ***".
+    # "Exceeded step memory limit at some point" is printed at the end of a step whose cgroup
+    # reached its limit (page cache counts): alone it does not say anything was killed.
     PatternSpec(
         "facts/end_slurm_oom",
-        r"(?:Detected \d+ oom[-_]kill events?|Exceeded (?:job|step) memory limit|"
+        r"(?:Detected \d+ oom[-_]kill events?|Exceeded (?:job|step) memory limit"
+        r"(?P<peak> at some point)?|"
         r"srun: error: \S+: tasks? [\d,-]+: Out Of Memory|\bState=OUT_OF_MEMORY\b|"
         r"\bOUT_OF_MEMORY\b)",
+        captures={"peak": _S},
     ),
     PatternSpec(
         "facts/end_slurm_task",
@@ -551,6 +555,9 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("oom_killed_by", "str", "-", "log structure",
              "Who said it killed for memory: slurm, pbs, lsf, yarn, kubernetes, docker, systemd, "
              "earlyoom, ray or kernel."),
+    FactSpec("oom_limit_reached_only", "bool", "-", "log structure",
+             "Every memory message is Slurm's 'Exceeded step memory limit at some point': the "
+             "step's cgroup reached its limit (page cache counts), no kill was reported."),
     FactSpec("time_limit_hit", "bool", "-", "log structure",
              "The scheduler cancelled the job at its time limit."),
     FactSpec("slurm_tasks_killed", "int", "-", "log structure",
@@ -669,6 +676,7 @@ def facts(
     found["oom_killed"] = bool(oom)
     if oom:
         found["oom_killed_by"] = _reporter(oom[-1].key)
+        found["oom_limit_reached_only"] = all(e.captures.get("peak") for e in oom)
     found["time_limit_hit"] = "facts/end_slurm_time" in keys
     killed = [e for e in events if e.key == "facts/end_slurm_task" and e.captures.get("word")]
     if killed:

@@ -140,6 +140,15 @@ PATTERNS: tuple[PatternSpec, ...] = (
         + r")\s*\|(?:\s*(?P<util>\d{1,3})%)?",
         captures={"used": _Z, "total": _Z, "util": _I},
     ),
+    # gpustat: "[0] NVIDIA A10G | 41°C,  97 % | 20311 / 23028 MB | alice(20302M)", older
+    # releases "41'C"; -F adds the fan ("41'C,  30 %,  97 %"), -P the power ("| 180 / 300 W")
+    PatternSpec(
+        "facts/gpustat_row",
+        r"^\s*\[(?P<index>\d+)\]\s+(?P<gpu_name>[^|]*?)\s*\|\s*\d+\s*(?:°|'|º)?C,"
+        r"(?:\s*\d+\s*%,)?\s*(?P<util>\d{1,3})\s*%\s*\|(?:\s*[\d?]+\s*/\s*[\d?]+\s*W\s*\|)?"
+        r"\s*(?P<used>\d+)\s*/\s*(?P<total>\d+)\s*MB\s*\|",
+        captures={"index": _I, "gpu_name": _S, "util": _I, "used": _I, "total": _I},
+    ),
     # top's summary (procps-ng 3.3.10+): "MiB Mem : 128686.2 total,    571.3 free, 128028.8
     # used,     86.1 buff/cache" and "MiB Swap:      0.0 total,      0.0 free,      0.0 used.
     # 524.7 avail Mem" (the memory available to new work is on the swap line).
@@ -218,7 +227,12 @@ def _clean_name(name: str) -> str:
 def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
     names: list[str] = []
-    for key in ("facts/smi_gpu_row", "facts/collect_env_gpu", "facts/torch_capability"):
+    for key in (
+        "facts/smi_gpu_row",
+        "facts/gpustat_row",
+        "facts/collect_env_gpu",
+        "facts/torch_capability",
+    ):
         seen: set[object] = set()  # one name per GPU index (a log may hold two tables)
         for event in _events(hits, key):
             name = event.captures.get("gpu_name")
@@ -266,13 +280,17 @@ def _memory_slice(name: str, total: int) -> bool:
 
 def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     facts: dict[str, object] = {}
-    rows = _events(hits, "facts/smi_gpu_row")
+    # gpustat's rows stand for nvidia-smi's when no table was pasted (its "MB" are MiB)
+    smi_cells, gpustat = _events(hits, "facts/smi_memory_row"), _events(hits, "facts/gpustat_row")
+    rows = _events(hits, "facts/smi_gpu_row") or gpustat
+    cells, unit = (smi_cells, 1) if smi_cells else (gpustat, 2**20)
     memory: list[tuple[int, int]] = []
     busy: list[bool] = []  # per memory row: the GPU shows utilisation above 0 %
     idle: list[float] = []  # used / total of the GPUs at 0 % utilisation
-    for event in _events(hits, "facts/smi_memory_row"):
+    for event in cells:
         used, total = event.captures.get("used"), event.captures.get("total")
         if isinstance(used, int) and isinstance(total, int):
+            used, total = used * unit, total * unit
             memory.append((used, total))
             util = event.captures.get("util")
             busy.append(isinstance(util, int) and util > 0)
