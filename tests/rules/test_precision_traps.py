@@ -151,6 +151,13 @@ LEADS = {
         "slurmstepd: error: Exceeded step memory limit at some point.\n",
         "host_oom",
     ),
+    # Caffe2's note at import in every CPU-only run, with the loader's reason
+    "caffe2-cpu-only": (
+        "WARNING:root:This caffe2 python run does not have GPU support. Will run in CPU only "
+        "mode.\nWARNING:root:Debug message: libcudart.so.9.2: cannot open shared object file: "
+        "No such file or directory\n",
+        "cuda_libs_missing",
+    ),
     # the device plugin's DaemonSet lands on every node, GPU or not
     "device-plugin-without-driver": (
         'Error: failed to start container "nvidia-device-plugin-ctr": Error response from '
