@@ -100,6 +100,16 @@ def test_no_resemblance_once_a_rule_recognised_the_error(pack: RuleBook) -> None
     assert rules and not any(r.startswith("similar/") for r in rules)
 
 
+def test_a_cause_a_lead_already_names_is_not_offered_again(pack: RuleBook) -> None:
+    log = (
+        "[3/12] c++ -MMD -c /srv/ext/src/pool.cpp -o pool.o -O3 -std=c++17\n"
+        "ninja: build stopped: subcommand failed.\n"
+    )
+    diagnoses = [d for d in explain_text(log, pack).diagnoses if d.is_cause]
+    assert diagnoses[0].rule == "build-stopped-without-compiler-error"
+    assert [d.cause for d in diagnoses].count("host_oom") == 1
+
+
 def test_an_ordinary_bug_resembles_no_gpu_cause(pack: RuleBook) -> None:
     log = (
         "Traceback (most recent call last):\n"

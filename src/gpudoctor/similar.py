@@ -21,7 +21,13 @@ from gpudoctor.logs.structure.errors import crash_report, terminal_error
 from gpudoctor.report import FactValue
 from gpudoctor.rulebook.book import RuleBook
 from gpudoctor.rulebook.model import Role, Rule
-from gpudoctor.rulebook.signatures import MIN_SHARED_WORDS, Resemblance, names_a_cause, words
+from gpudoctor.rulebook.signatures import (
+    MAX_CANDIDATES,
+    MIN_SHARED_WORDS,
+    Resemblance,
+    names_a_cause,
+    words,
+)
 from gpudoctor.templates import template_names
 
 RESEMBLANCE_CONFIDENCE = 0.3
@@ -58,13 +64,16 @@ def resemblance_findings(
     query = query_of([event.text for event in events], facts)
     if len(words(query)) < MIN_SHARED_WORDS:
         return []  # nothing could resemble it: the index is not needed
-    found = [(r, book.rule_at(r.rule)) for r in book.signature_index().closest(query)]
+    # A cause a low-confidence lead already names gains nothing from resembling it too.
+    named = {f.rule.cause for f in findings if f.rule.role not in (Role.FALLBACK, Role.ADVICE)}
+    closest = book.signature_index().closest(query, limit=MAX_CANDIDATES + len(named))
+    found = [(r, book.rule_at(r.rule)) for r in closest if r.cause not in named]
     # A signature names its rule by index: one that does not lead back to a rule of its cause
     # that may have signatures (a stale or forged cache) is not used. The rule's examples are
     # not needed for that: `explain` builds rules from the cache without them.
     return [
         _finding(resemblance, rule, events)
-        for resemblance, rule in found
+        for resemblance, rule in found[:MAX_CANDIDATES]
         if rule.cause == resemblance.cause and names_a_cause(rule)
     ]
 
