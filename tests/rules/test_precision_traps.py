@@ -167,6 +167,20 @@ LEADS = {
         "unknown\n",
         "cuda_libs_missing",
     ),
+    # a shared-memory segment that was not there to open: removed early, not a full /dev/shm
+    "shm-segment-missing": (
+        "RuntimeError: unable to open shared memory object </torch_5120_1187300412_4> in "
+        "read-write mode: No such file or directory (2)\n",
+        "shm_exhausted",
+    ),
+    # a kernel call trace through the driver, its first line cut off: where, not what
+    "kernel-trace-through-nvidia": (
+        "[ 812.100231]  _nv043512rm+0x3a/0x60 [nvidia]\n"
+        "[ 812.100298]  rm_ioctl+0x5d/0x4f0 [nvidia]\n"
+        "[ 812.100340]  nvidia_unlocked_ioctl+0x41c/0x940 [nvidia]\n"
+        "[ 812.100351]  __x64_sys_ioctl+0x95/0xd0\n",
+        "xid_hardware",
+    ),
 }
 
 

@@ -43,6 +43,10 @@ def facts_of(text: str) -> dict[str, object]:
         ("eval 40% ETA: 12sKilled", None, 9, "shell"),
         ("Bus error (core dumped)", None, 7, "shell"),
         ("Illegal instruction", None, 4, "shell"),
+        # macOS names the signal with its number (Darwin's strsignal)
+        ("./run.sh: line 14: 5120 Killed: 9               python sim.py", None, 9, "shell"),
+        ("Segmentation fault: 11", None, 11, "shell"),
+        ("Abort trap: 6", None, 6, "shell"),
         ("    exitcode  : -9 (pid: 2211)", -9, 9, "torchrun"),
         ("  traceback : Signal 11 (SIGSEGV) received by PID 2211", None, 11, "torchrun"),
         ("E0101 api.py:1] failed (exitcode: 1) local_rank: 0 (pid: 9) of binary: x", 1, None,

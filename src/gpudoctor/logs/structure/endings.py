@@ -141,6 +141,17 @@ SHELL_WORDS: dict[int, tuple[str, ...]] = {
     ),
 }  # fmt: skip
 
+# macOS's strsignal() (Darwin libc) names a signal with its number, and bash on a Mac prints
+# that: "./train.sh: line 4: 4242 Killed: 9   python x.py", "Segmentation fault: 11".
+BSD_WORDS: dict[int, tuple[str, ...]] = {
+    9: ("Killed: 9",),
+    11: ("Segmentation fault: 11",),
+    6: ("Abort trap: 6",),
+    7: ("Bus error: 10",),
+    8: ("Floating point exception: 8",),
+    4: ("Illegal instruction: 4",),
+}
+
 # zsh's own names (Src/signames2.awk): "zsh: killed", "zsh: segmentation fault".
 ZSH_WORDS: dict[int, tuple[str, ...]] = {
     9: ("killed",),
@@ -166,7 +177,7 @@ R_WORDS: dict[int, tuple[str, ...]] = {
 
 _WORD_SIGNAL = {
     w.lower(): n
-    for n, words in (*SHELL_WORDS.items(), *ZSH_WORDS.items(), *R_WORDS.items())
+    for n, words in (*SHELL_WORDS.items(), *BSD_WORDS.items(), *ZSH_WORDS.items(), *R_WORDS.items())
     for w in words
 }
 
@@ -180,7 +191,9 @@ def _escape(text: str) -> str:
     return "".join("\\" + c if c in r"\.^$|?*+()[]{}" else c for c in text)
 
 
-_SHELL = _alternation(tuple(w for words in SHELL_WORDS.values() for w in words))
+_SHELL = _alternation(
+    tuple(w for table in (SHELL_WORDS, BSD_WORDS) for words in table.values() for w in words)
+)
 _ZSH = _alternation(tuple(w for words in ZSH_WORDS.values() for w in words))
 # bash's "%s: line %d: " before a script's job report, in every translation of bash's po/*.po
 # (bminor/bash 637f5c8696a6, 2025-12-10): "Zeile 12:", "строка 12:", "12. sor:", zh_CN's
