@@ -29,7 +29,8 @@ reader finds those lines in the scanner's pass and turns them into facts:
 The shells' own words are taken from their message catalogues: bash prints glibc's
 ``strsignal()`` (``po/*.po`` of glibc: msgid "Killed", "Segmentation fault", "Aborted",
 "Bus error", "Floating point exception", "Illegal instruction"); zsh prints its own
-lower-case English names ("zsh: killed", "zsh: segmentation fault").
+lower-case English names ("zsh: killed", "zsh: segmentation fault"); on macOS, Darwin's
+``strsignal()`` adds the number, and bash prints "Killed: 9", "Segmentation fault: 11".
 """
 
 from __future__ import annotations
