@@ -224,6 +224,31 @@ def test_fallback_gives_way_to_a_real_cause() -> None:
     assert not any(rule.startswith("fallback-") for rule, _ in found)
 
 
+HEADLESS = """\
+step 5400 loss 1.83
+  File "/srv/jobs/pretrain.py", line 88, in main
+    trainer.fit(model)
+  File "/opt/conda/lib/python3.10/site-packages/engine/loop.py", line 211, in fit
+    batch = next(self._it)
+  File "/opt/conda/lib/python3.10/site-packages/engine/data.py", line 54, in __next__
+    return self._queue.get(timeout=600)
+"""
+
+
+def test_frames_without_a_header_are_counted() -> None:
+    facts = facts_of(HEADLESS)
+    assert facts["traceback_count"] == 0
+    assert facts["traceback_frame_count"] == 3
+    assert "exception_type" not in facts
+    assert facts_of(PLAIN)["traceback_frame_count"] == 3
+
+
+def test_a_paste_cut_inside_headless_frames_gets_the_unfinished_fallback() -> None:
+    found = causes(HEADLESS)
+    assert found == [("fallback-unfinished-traceback", "app_exception")]
+    assert causes(HEADLESS.split("  File", 2)[0] + "  File" + HEADLESS.split("  File", 2)[1]) == []
+
+
 def test_no_fallback_on_gpu_like_exception() -> None:
     text = (
         "Traceback (most recent call last):\n"

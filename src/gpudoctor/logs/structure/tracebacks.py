@@ -14,6 +14,8 @@ frames.
 =========================  =========  =======================================================
 ``traceback_count``        int        "Traceback (most recent call last)" headers (worker
                                       "Original Traceback" ones not counted twice)
+``traceback_frame_count``  int        frame lines (``File "...", line N, in f``), with or
+                                      without a header before them: a paste often drops it
 ``exception_type``         str        the terminal exception, full dotted name: the last
                                       exception line after the last header
 ``exception_name``         str        its last component ("OutOfMemoryError")
@@ -142,6 +144,9 @@ PATTERNS: tuple[PatternSpec, ...] = (
 FACTS: tuple[FactSpec, ...] = (
     FactSpec("traceback_count", "int", "-", "log structure",
              "How many Python tracebacks the log holds."),
+    FactSpec("traceback_frame_count", "int", "-", "log structure",
+             "How many traceback frame lines ('File \"...\", line N, in f') the log holds, "
+             "with or without a 'Traceback (most recent call last)' header before them."),
     FactSpec("exception_type", "str", "-", "log structure",
              "The terminal exception's full dotted type (the last exception after the last "
              "traceback header), e.g. torch.OutOfMemoryError."),
@@ -317,6 +322,9 @@ def facts(
     found: dict[str, object] = {}
     count = (headers.count if headers else 0) - originals
     found["traceback_count"] = max(count, 0)
+    found["traceback_frame_count"] = sum(
+        h.count for key in ("facts/tb_frame", "facts/tb_frame_ipython") if (h := hits.get(key))
+    )
     with_exception = [i for i, b in enumerate(blocks) if b.exception is not None]
     terminal_event: Event | None = None
     chain: list[_Block] = []
