@@ -422,6 +422,27 @@ def test_a_failure_training_went_on_from_is_demoted(general_book: RuleBook) -> N
     assert any("training went on" in note for note in diagnosis.notes)
 
 
+@pytest.mark.parametrize(
+    ("bar", "demoted"),
+    [
+        ("Tokenizing: 100%|##########| 4000/4000 [00:03<00:00, 1290.32it/s]\n", True),
+        ("DONE: 100%| 96/96 [elapsed: 00:02 remaining: 00:00]\n", True),
+        # a bar that stopped short of its total, or a count with no bar, is not progress
+        ("Tokenizing:  41%|####      | 1640/4000 [00:01<00:02, 1290.32it/s]\n", False),
+        ("100% of 4000 samples checked\n", False),
+    ],
+)
+def test_a_progress_bar_at_its_total_is_progress(
+    general_book: RuleBook, bar: str, demoted: bool
+) -> None:
+    report = _explain_text(
+        general_book,
+        "RuntimeError: CUDA error: an illegal memory access was encountered\n" + bar,
+    )
+    (diagnosis,) = report.causes
+    assert diagnosis.confidence == pytest.approx(0.42 if demoted else 0.85)
+
+
 @pytest.mark.parametrize("ending", ["ValueError: bad shape\n", "Killed\n"])
 def test_progress_with_a_failure_after_it_demotes_nothing(
     general_book: RuleBook, ending: str

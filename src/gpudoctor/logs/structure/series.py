@@ -42,6 +42,9 @@ from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
 from gpudoctor.units import parse_size
 
+BAR_DONE_KEY = "facts/series_bar_done"
+"""The pattern of a progress bar drawn at 100 % with its count at the total."""
+
 _F = CaptureType.FLOAT
 _S = CaptureType.STR
 _I = CaptureType.INT
@@ -130,6 +133,14 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"^\s*(?P<gpu>\d+)\s+(?P<pwr>\d+|-)\s+(?P<gtemp>\d+|-)\s+(?P<mtemp>\d+|-)\s+"
         r"(?P<sm>\d+|-)\s+(?P<mem>\d+|-)(?:\s+(?:\d+|-)){2,6}\s*$",
         captures={"gpu": _I, "pwr": _I, "gtemp": _I, "sm": _I, "mem": _I},
+    ),
+    # A progress bar that reached its total, as tqdm draws it ("Map: 100%|##########| 1000/1000
+    # [00:01<00:00]") or with a custom bar_format ("COMPLETE: 100%| 150/150"): a step of the job
+    # finished. Read as progress, like a finite loss.
+    PatternSpec(
+        BAR_DONE_KEY,
+        r"\b100%\s*\|(?:[^|\n]*\|)?\s*(?P<done>\d+)/(?P<total>\d+)\b",
+        captures={"done": _I, "total": _I},
     ),
 )
 
@@ -247,14 +258,19 @@ def _training(points: list[Point]) -> list[Point]:
 
 
 def last_progress_lines(hits: Mapping[str, PatternHits]) -> dict[int, tuple[int, int]]:
-    """For each input, where it last logged training progress (a finite loss on a metric
-    line): the engine reads a warning before it, with nothing failing after it, as one the job
-    went on from."""
+    """For each input, where it last logged progress (a finite loss on a metric line, a
+    progress bar that reached its total): the engine reads a warning before it, with nothing
+    failing after it, as one the job went on from."""
+    loss = _points(_events(hits, "facts/series_loss"))
+    progress = [point.event for point in loss if math.isfinite(point.value)]
+    progress += [
+        e
+        for e in _events(hits, BAR_DONE_KEY)
+        if e.captures.get("done") == e.captures.get("total") != 0
+    ]
     last: dict[int, tuple[int, int]] = {}
-    for point in _points(_events(hits, "facts/series_loss")):
-        if not math.isfinite(point.value):
-            continue
-        order = point.event.order
+    for event in progress:
+        order = event.order
         last[order[0]] = max(last.get(order[0], order), order)
     return last
 
