@@ -74,6 +74,8 @@ def facts_of(text: str) -> dict[str, object]:
         ("child 4 exited with signal 11", None, 11, "process"),
         ("Loading checkpoint shards:  75%|######    | 6/8 [00:12<00:04,  2.02s/it][1]    5150 "
          "killed     python serve.py", None, 9, "shell"),
+        ("Loading checkpoint shards:  88%|########8 | 7/8 [00:21<00:03,  3.05s/it]Killed.", None,
+         9, "shell"),
         ("a1b2c3   img:1   \"python x\"   2 hours ago   Exited (137) 3 minutes ago", 137, 9,
          "docker"),
         ("train.service: Main process exited, code=killed, status=9/KILL", None, 9, "systemd"),

@@ -272,14 +272,15 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"(?P<word>" + _SHELL + r")\s*" + _CORE_DUMPED + r"[\s'\"`*]*$",
     ),
     # ... or glued to a progress bar the program left without a newline ("... ETA: 2621sKilled",
-    # "... 3.2it/s]已杀死"): on a line that reads as a progress report
+    # "... 3.2it/s]已杀死"): on a line that reads as a progress report (pasted, often with a
+    # full stop after it: "... 1.39s/it]Killed.")
     PatternSpec(
         "facts/end_shell_progress",
         r"(?:\bETA\b|\bit/s\b|\bs/it\b|\btask/s\b|%\|)[^\n]*?[\d\]|s](?P<word>"
         + _SHELL
         + r")"
         + _CORE
-        + r"[\s'\"`*]*$",
+        + r"\.?[\s'\"`*]*$",
     ),
     # bash reporting a script line or a job: "./run.sh: line 9: 4242 Killed   python x.py"
     # ("./run.sh: Zeile 9: 4242 Getötet  python x.py"),
