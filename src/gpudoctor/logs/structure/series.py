@@ -28,6 +28,9 @@ of the same width and the last row logged is non-finite too.
 A memory series also comes from pasted ``nvidia-smi`` tables of a single GPU taken one after
 another (the ``facts/smi_memory_row`` events of :mod:`gpudoctor.logs.structure.pasted`), and
 ``nvidia-smi dmon`` rows give the last power and temperature. Every fact is in :data:`FACTS`.
+
+What says the job went on comes from here too (:func:`last_progress_lines`): a finite loss on a
+metric line, or a progress bar drawn at its total (tqdm's ``100%|##########| 4000/4000``).
 """
 
 from __future__ import annotations
@@ -263,11 +266,10 @@ def last_progress_lines(hits: Mapping[str, PatternHits]) -> dict[int, tuple[int,
     failing after it, as one the job went on from."""
     loss = _points(_events(hits, "facts/series_loss"))
     progress = [point.event for point in loss if math.isfinite(point.value)]
-    progress += [
-        e
-        for e in _events(hits, BAR_DONE_KEY)
-        if e.captures.get("done") == e.captures.get("total") != 0
-    ]
+    for bar in _events(hits, BAR_DONE_KEY):
+        total = bar.captures.get("total")
+        if total and bar.captures.get("done") == total:
+            progress.append(bar)
     last: dict[int, tuple[int, int]] = {}
     for event in progress:
         order = event.order
