@@ -225,3 +225,68 @@ def test_an_oom_with_the_gpu_mostly_free_is_not_a_plain_oom(book: RuleBook) -> N
     roomy = _causes(message.format(asked="40.00 MiB", free="12.90 GiB", held="2.10 GiB"), book)
     assert roomy[0][0] == "gpu_oom"
     assert roomy[0][1] < 0.6
+
+
+def test_a_programs_timeout_hint_does_not_demote_its_illegal_address(book: RuleBook) -> None:
+    # COLMAP prints its watchdog hint after every CUDA error it reports
+    hint = (
+        "This error is likely caused by the graphics card timeout detection mechanism of your "
+        "operating system. Please refer to the FAQ in the documentation on how to solve this "
+        "problem.\n"
+    )
+    illegal = _causes(
+        "CUDA error at /opt/src/mvs/mat_ops.cu:118 - an illegal memory access was encountered\n"
+        + hint,
+        book,
+    )
+    assert illegal[0][0] == "illegal_memory_access" and illegal[0][1] >= ALARM
+    assert "launch_timeout" in [c for c, _ in illegal[1:3]]
+    # the watchdog's own symptom is still read as the watchdog
+    launch = _causes(
+        "CUDA error at /opt/src/mvs/patch_match.cu:740 - unspecified launch failure\n" + hint,
+        book,
+    )
+    assert launch[0][0] == "launch_timeout"
+
+
+@pytest.mark.parametrize(
+    ("line", "top"),
+    [
+        # the rasterizer and the host interface run no compute kernel
+        (
+            "[ 5120.300400] NVRM: Xid (PCI:0000:0b:00): 31, pid=3301, name=vkgears, Ch 0000002a, "
+            "intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_RAST faulted @ 0x0_00000000. "
+            "Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_READ",
+            "xid_hardware",
+        ),
+        (
+            "[ 5120.300400] NVRM: Xid (PCI:0000:0b:00): 13, pid=3301, Graphics Exception on GPC "
+            "2: 3D HEIGHT CT Violation. Coordinates: (0x40, 0x1f0)",
+            "xid_hardware",
+        ),
+        # the SM's load/store path: a kernel's bad address
+        (
+            "[ 5120.300400] NVRM: Xid (PCI:0000:0b:00): 31, pid=3301, name=python3, Ch 00000008, "
+            "intr 00000000. MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_2 faulted @ 0x7f22_10000000. "
+            "Fault is of type FAULT_PDE ACCESS_TYPE_VIRT_WRITE",
+            "illegal_memory_access",
+        ),
+    ],
+)
+def test_where_an_xid_13_or_31_faulted_says_whose_fault_it_is(
+    line: str, top: str, book: RuleBook
+) -> None:
+    causes = _causes(line + "\n", book)
+    assert causes[0][0] == top
+    assert len({c for c, _ in causes}) == len(causes)  # one diagnosis per cause
+
+
+def test_a_power_clocks_event_is_a_lead_a_thermal_one_an_alarm(book: RuleBook) -> None:
+    message = (
+        "gpu-health: ErrorCode:DCGM_FR_CLOCKS_EVENT_{kind} GPU:1 Detected clocks event due to "
+        "{word} violation in GPU 1.\n"
+    )
+    power = _causes(message.format(kind="POWER", word="power"), book)
+    thermal = _causes(message.format(kind="THERMAL", word="thermal"), book)
+    assert power[0][0] == "thermal_power" and power[0][1] < ALARM
+    assert thermal[0][0] == "thermal_power" and thermal[0][1] >= ALARM

@@ -84,6 +84,9 @@ def facts_of(text: str) -> dict[str, object]:
         ('Thread 1 "python" received signal SIGSEGV, Segmentation fault.', None, 11, "gdb"),
         ("*** SIGSEGV received at time=1712345678 on cpu 3 ***", None, 11, "absl"),
         ("Signal (6) received.", None, 6, "triton"),
+        ("Signal 11 caught.", None, 11, "unreal"),
+        ("[2026.03.02-09.41.17:208][312]LogLinux: Error: Unhandled Exception: SIGSEGV: invalid "
+         "attempt to read memory at address 0x0000000000000010", None, 11, "unreal"),
         # MPI_Abort's number is the program's error code: -1 and 9 are not SIGHUP and SIGKILL
         ("MPICH ERROR [Rank 2] [job id 88.0] [nid0007] - Abort(-1) (rank 2 in comm 0): "
          "MPIDI_init: bad configuration", -1, None, "mpi"),
@@ -120,6 +123,8 @@ def test_endings(line: str, code: int | None, signal: int | None, reporter: str)
         "cudaGetDevice failed with error code 3",
         "the handler was stopped by a signal handler install",
         "Signal (11) received by the handler in 3 ms",
+        "Signal 11 caught by the test harness",
+        "Unhandled Exception: ValueError: bad input",
         "=   CLEANING UP REMAINING PROCESSES",
         "*** caught warning: deprecated call ***",
     ],

@@ -167,6 +167,39 @@ def test_ipython_frames() -> None:
     assert facts["exception_from_library"] is True
 
 
+NOTEBOOK_CUT = """\
+Epoch 1/40
+---------------------------------------------------------------------------
+InternalError                             Traceback (most recent call last)
+<ipython-input-4-1b2c3d4e5f60> in <module>()
+----> 1 history = model.fit(x_train, y_train, epochs=40)
+
+/usr/local/lib/python3.7/dist-packages/keras/engine/training.py in fit(self, x, y)
+   1182           callbacks.on_train_batch_begin(step)
+-> 1183           tmp_logs = self.train_function(iterator)
+"""
+
+
+def test_a_notebook_traceback_cut_before_its_exception_is_named_by_its_header() -> None:
+    facts = facts_of(NOTEBOOK_CUT)
+    assert facts["exception_type"] == "InternalError"
+    assert facts["exception_message"] == ""
+    assert facts["exception_has_traceback"] is True
+    top = explain_text(NOTEBOOK_CUT, load_rulebook()).causes[0]
+    assert top.rule == "fallback-python-exception"
+    assert "ended on InternalError" in top.summary
+    assert "InternalError:" not in top.summary  # no dangling colon for the missing message
+
+
+def test_a_complete_notebook_traceback_keeps_its_exception_line() -> None:
+    facts = facts_of(NOTEBOOK_CUT + "InternalError: Failed copying input tensor to GPU\n")
+    assert facts["exception_message"] == "Failed copying input tensor to GPU"
+    # a plain header names no type: a paste cut after it stays unfinished
+    assert "exception_type" not in facts_of(
+        'Traceback (most recent call last):\n  File "x.py", line 2, in <module>\n'
+    )
+
+
 def test_ordinary_log_lines_are_not_exceptions() -> None:
     assert facts_of("Error: file saved to out/ckpt.pt\nERROR: retrying in 5s\n") == {}
     assert facts_of("INFO trainer: ValueError-free run\n    raise ValueError(x)\n") == {}

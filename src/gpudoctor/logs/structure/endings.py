@@ -14,8 +14,8 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``exit_signal_name``       str    "SIGKILL", "SIGSEGV", ...
 ``exit_reporter``          str    who said so: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun,
                                   ray, jupyter, python, deepspeed, accelerate, docker, systemd,
-                                  earlyoom, mpi, kernel, gdb, absl, triton, cosmopolitan, ide,
-                                  make, go, time, R
+                                  earlyoom, mpi, kernel, gdb, absl, triton, cosmopolitan, unreal,
+                                  ide, make, go, time, R
 ``oom_killed``             bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``          str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd,
                                   earlyoom, ray, kernel
@@ -525,6 +525,14 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"^\s*(?:\S+ )?Signal \((?P<signum>\d+)\) received\.",
         captures={"signum": _I},
     ),
+    # Unreal Engine's crash handler (simulators built on it: CARLA, AirSim, Holodeck), before
+    # its call stack: "Signal 11 caught.", "Unhandled Exception: SIGSEGV: invalid attempt to
+    # write memory at address 0x0000000000000000"
+    PatternSpec(
+        "facts/end_unreal_signal",
+        r"\bUnhandled Exception: " + _SIG + r": |^\s*Signal (?P<signum>\d{1,2}) caught\.\s*$",
+        captures={"signum": _I},
+    ),
     # gdb: 'Thread 1 "python" received signal SIGSEGV, Segmentation fault.'
     PatternSpec(
         "facts/end_gdb_signal",
@@ -564,7 +572,7 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec("exit_reporter", "str", "-", "log structure",
              "Who reported the ending: shell, slurm, pbs, lsf, yarn, kubernetes, torchrun, ray, "
              "jupyter, python, deepspeed, accelerate, docker, systemd, earlyoom, mpi, kernel, "
-             "gdb, absl, triton, cosmopolitan, ide, make, go, time, R, process."),
+             "gdb, absl, triton, cosmopolitan, unreal, ide, make, go, time, R, process."),
     FactSpec("oom_killed", "bool", "-", "log structure",
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",

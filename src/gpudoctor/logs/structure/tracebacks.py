@@ -17,7 +17,8 @@ frames.
 ``traceback_frame_count``  int        frame lines (``File "...", line N, in f``), with or
                                       without a header before them: a paste often drops it
 ``exception_type``         str        the terminal exception, full dotted name: the last
-                                      exception line after the last header
+                                      exception line after the last header (or the type an
+                                      IPython header names, when the paste ends before it)
 ``exception_name``         str        its last component ("OutOfMemoryError")
 ``exception_message``      str        its message (may be empty)
 ``exception_chain``        list[str]  linked exceptions, from the one that reached the top
@@ -79,9 +80,12 @@ SUCCESS_KEY = "facts/tb_success"
 """The pattern of a line that says the job went on or finished ("Training complete", "Done")."""
 
 PATTERNS: tuple[PatternSpec, ...] = (
+    # IPython names the exception before the header, padded to the header's column:
+    # "ValueError                                Traceback (most recent call last)"
     PatternSpec(
         "facts/tb_header",
-        r"(?P<original>Original )?Traceback \(most recent call last\)",
+        r"(?:^\s*" + TYPE + r"\s{2,})?(?P<original>Original )?Traceback \(most recent call last\)",
+        captures={"type": _S},
     ),
     PatternSpec(
         "facts/tb_frame",
@@ -263,6 +267,16 @@ def _blocks(events: Sequence[Event]) -> tuple[list[_Block], list[Event]]:
     return blocks, loose
 
 
+def _name_cut_notebook_traceback(blocks: list[_Block]) -> None:
+    """A notebook's traceback cut before its exception line still says what was raised: IPython
+    puts the type in the header, which then stands for the exception (with no message)."""
+    last = blocks[-1] if blocks else None
+    if last is None or last.exception is not None or last.header is None:
+        return
+    if "type" in last.header.captures:
+        last.exception = last.header
+
+
 def _chain(blocks: list[_Block], terminal: int) -> list[_Block]:
     """The blocks linked to the terminal one, from the outermost to the original cause."""
     start = terminal
@@ -325,6 +339,7 @@ def facts(
     found["traceback_frame_count"] = sum(
         h.count for key in ("facts/tb_frame", "facts/tb_frame_ipython") if (h := hits.get(key))
     )
+    _name_cut_notebook_traceback(blocks)
     with_exception = [i for i, b in enumerate(blocks) if b.exception is not None]
     terminal_event: Event | None = None
     chain: list[_Block] = []
