@@ -290,3 +290,13 @@ def test_a_power_clocks_event_is_a_lead_a_thermal_one_an_alarm(book: RuleBook) -
     thermal = _causes(message.format(kind="THERMAL", word="thermal"), book)
     assert power[0][0] == "thermal_power" and power[0][1] < ALARM
     assert thermal[0][0] == "thermal_power" and thermal[0][1] >= ALARM
+
+
+def test_a_blue_screen_in_the_gpu_driver_defers_to_the_watchdogs_stop_code(book: RuleBook) -> None:
+    screen = "Your device ran into a problem and needs to restart.\nStop code: {code}\n"
+    tdr = _causes(screen.format(code="VIDEO_TDR_FAILURE") + "What failed: nvlddmkm.sys\n", book)
+    assert [c for c, _ in tdr][:2] == ["launch_timeout", "xid_hardware"]
+    other = _causes(
+        screen.format(code="SYSTEM_SERVICE_EXCEPTION") + "What failed: dxgkrnl.sys\n", book
+    )
+    assert other[0][0] == "xid_hardware" and other[0][1] >= ALARM

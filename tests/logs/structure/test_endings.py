@@ -179,6 +179,9 @@ def test_schedulers() -> None:
         ("TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.", "lsf"),
         ("Container killed by YARN for exceeding physical memory limits. 12.4 GB of 12 GB "
          "physical memory used.", "yarn"),
+        ("distributed.nanny - WARNING - Worker exceeded 95% memory budget. Restarting", "dask"),
+        ("2026-02-11 09:30:12,118 - distributed.nanny.memory - WARNING - Worker "
+         "tcp://10.1.4.22:39017 (pid=5120) exceeded 95% memory budget. Restarting...", "dask"),
     ],
 )  # fmt: skip
 def test_memory_kills_name_their_killer(line: str, killer: str) -> None:
@@ -189,6 +192,13 @@ def test_memory_kills_name_their_killer(line: str, killer: str) -> None:
 
 def test_an_oom_killer_announcing_its_settings_killed_nothing() -> None:
     assert facts_of("earlyoom v1.7: mem total 31 GiB, sending SIGTERM at 10 %\n") == {}
+    # Dask's memory monitor warning before the limit is not a restart
+    assert (
+        facts_of(
+            "distributed.worker.memory - WARNING - Worker is at 81% memory usage. Pausing worker.\n"
+        )
+        == {}
+    )
 
 
 def test_open_mpi_error_code_on_its_own_line() -> None:

@@ -18,7 +18,7 @@ reader finds those lines in the scanner's pass and turns them into facts:
                                   ide, make, go, time, R
 ``oom_killed``             bool   a scheduler or the kernel said it killed for memory
 ``oom_killed_by``          str    which: slurm, pbs, lsf, yarn, kubernetes, docker, systemd,
-                                  earlyoom, ray, kernel
+                                  earlyoom, ray, dask, kernel
 ``time_limit_hit``         bool   the scheduler cancelled the job at its time limit
 ``slurm_tasks_killed``     int    srun lines reporting a task ended by SIGKILL ("task 3: Killed")
 ``node_failed``            bool   the scheduler reported the node failed
@@ -428,6 +428,10 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"ray\.exceptions\.OutOfMemoryError|killed due to memory pressure \(OOM\)|"
         r"Ray killed this worker .* because the node was running low on memory",
     ),
+    # Dask's nanny restarting a worker at its memory limit (distributed/nanny.py): "Worker
+    # exceeded 95% memory budget. Restarting", later "Worker tcp://10.0.0.5:40111 (pid=812)
+    # exceeded 95% memory budget. Restarting..."
+    PatternSpec("facts/end_dask_oom", r"\bexceeded \d+% memory budget\. Restarting"),
     # Jupyter: "The kernel appears to have died", "Kernel Restarting", "KernelDied"
     PatternSpec(
         "facts/end_jupyter_died",
@@ -577,7 +581,7 @@ FACTS: tuple[FactSpec, ...] = (
              "A scheduler, container runtime or the kernel said it killed the job for memory."),
     FactSpec("oom_killed_by", "str", "-", "log structure",
              "Who said it killed for memory: slurm, pbs, lsf, yarn, kubernetes, docker, systemd, "
-             "earlyoom, ray or kernel."),
+             "earlyoom, ray, dask or kernel."),
     FactSpec("oom_limit_reached_only", "bool", "-", "log structure",
              "Every memory message is Slurm's 'Exceeded step memory limit at some point': the "
              "step's cgroup reached its limit (page cache counts), no kill was reported."),
@@ -624,6 +628,7 @@ _OOM_KEYS = frozenset(
         "facts/end_lsf_oom",
         "facts/end_yarn_oom",
         "facts/end_ray_oom",
+        "facts/end_dask_oom",
         "facts/end_kernel_oom",
     )
 )
