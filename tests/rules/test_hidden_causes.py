@@ -300,3 +300,57 @@ def test_a_blue_screen_in_the_gpu_driver_defers_to_the_watchdogs_stop_code(book:
         screen.format(code="SYSTEM_SERVICE_EXCEPTION") + "What failed: dxgkrnl.sys\n", book
     )
     assert other[0][0] == "xid_hardware" and other[0][1] >= ALARM
+
+
+@pytest.mark.parametrize(
+    ("line", "top"),
+    [
+        # the numbers of CUDA < 10.1: 4 was the launch failure, 59 the device-side assert
+        (
+            "THCudaCheck FAIL file=/opt/cutorch/lib/THC/THCTensorCopy.cu line=31 error=4 : "
+            "unspecified launch failure",
+            "illegal_memory_access",
+        ),
+        (
+            "RuntimeError: cuda runtime error (59) : device-side assert triggered at "
+            "/opt/pytorch/aten/src/THC/generic/THCStorage.cpp:36",
+            "device_side_assert",
+        ),
+    ],
+)
+def test_an_old_logs_error_number_gives_way_to_its_text(
+    line: str, top: str, book: RuleBook
+) -> None:
+    diagnoses = explain_text(line + "\n", book).causes
+    assert top in [d.cause for d in diagnoses[:2]]
+    assert not any(d.rule == "cuda-runtime-errors-cudart-unloading" for d in diagnoses)
+
+
+def test_a_thc_check_with_only_its_number_is_still_read(book: RuleBook) -> None:
+    line = "THCudaCheck FAIL file=/opt/cutorch/lib/THC/THCGeneral.c line=70 error=35 :\n"
+    assert _causes(line, book)[0][0] == "driver_cuda_mismatch"
+
+
+def test_a_gpu_that_pytorch_cannot_see_is_a_cpu_build_only_when_the_banner_says_so(
+    book: RuleBook,
+) -> None:
+    error = (
+        "ValueError: Invalid CUDA 'device=1' requested. Use 'device=cpu' or pass valid CUDA "
+        "device(s) if available, i.e. 'device=0' or 'device=0,1,2,3' for Multi-GPU.\n"
+    )
+    banner = "Ultralytics 8.2.77 \N{ROCKET} Python-3.11.4 torch-{torch} CUDA:0\n"
+    cpu = _causes(banner.format(torch="2.3.1+cpu") + error, book)
+    cuda = _causes(banner.format(torch="2.3.1+cu121") + error, book)
+    assert cpu[0] == ("cuda_libs_missing", pytest.approx(0.85))
+    assert cuda[0][0] == "cuda_libs_missing" and cuda[0][1] < ALARM
+
+
+def test_nouveau_on_the_gpu_is_a_lead_that_the_nvidia_module_is_not_driving_it(
+    book: RuleBook,
+) -> None:
+    log = (
+        "[    5.101300] nouveau 0000:65:00.0: NVIDIA GA106 (b76000a1)\n"
+        "[    5.232410] nouveau 0000:65:00.0: DRM: VRAM: 12288 MiB\n"
+    )
+    causes = _causes(log, book)
+    assert causes[0][0] == "driver_cuda_mismatch" and 0.5 <= causes[0][1] < 0.75

@@ -149,6 +149,11 @@ def test_single_line_gpu_and_torch_messages() -> None:
     assert facts["driver_version"] == "460.80"
 
 
+def test_ultralytics_banner_names_the_torch_build() -> None:
+    facts = facts_of("YOLOv5 \N{ROCKET} v7.0-210 Python-3.9.18 torch-1.13.1+cpu CPU\n")
+    assert facts["torch_version"] == "1.13.1+cpu"
+
+
 def test_nvcc_version_gives_the_system_toolkit() -> None:
     facts = facts_of(
         "nvcc: NVIDIA (R) Cuda compiler driver\n"

@@ -65,6 +65,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"(?:^|\s|\[pip3?\]\s*)torch==(?P<torch_version>\d+\.\d+[^\s]*)\s*$",
         captures={"torch_version": _S},
     ),
+    # Ultralytics' and YOLOv5's start-up banner: "Ultralytics 8.3.2 🚀 Python-3.11.9 torch-2.4.1+cu121"
+    PatternSpec(
+        "facts/torch_banner",
+        r"\bPython-\d+\.\d+\.\d+ torch-(?P<torch_version>\d+\.\d+[^\s]*)",
+        captures={"torch_version": _S},
+    ),
     # collect_env: "CUDA used to build PyTorch: 12.1"
     PatternSpec(
         "facts/torch_cuda",
@@ -198,6 +204,7 @@ _SIMPLE = (
     "facts/nvrm_version",
     "facts/torch_version",
     "facts/torch_pip",
+    "facts/torch_banner",
     "facts/torch_cuda",
     "facts/cuda_toolkit",
     "facts/nvcc_release",
