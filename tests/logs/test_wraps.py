@@ -44,6 +44,13 @@ def scan_with_joins(data: bytes, specs: list[PatternSpec]) -> Scanner:
             b"torch.OutOfMemoryError: x",
             False,
         ),
+        # two frames of a Julia stack trace, each ending at its source location
+        (
+            b"materialize!(::CuArray{Float32, 2, CUDA.DeviceMemory})@broadcast.jl:902",
+            b"step!(::Vector{Layer})@train.jl:41",
+            False,
+        ),
+        (b"kernel launch failed in reduce.cu:212", b"    out of memory", True),
     ],
 )
 def test_continues(first: bytes, second: bytes, expected: bool) -> None:

@@ -54,6 +54,9 @@ _TRACEBACK_LINE = re.compile(rb"^\s*(?:File \"|Traceback \(most recent call last
 """A traceback's own lines: its header and its frames start lines, they never continue one."""
 _CLOSING = b").]},;:"
 """Characters that end a phrase: a line that starts with one continues the line above."""
+_ENDS_AT_SOURCE = re.compile(rb"\.[A-Za-z]{1,5}:\d+(?:\s*\[inlined\])?\s*$")
+"""A line that ends at a source location, as a stack frame does (Julia's
+``copyto!@broadcast.jl:936``, a C++ frame's ``at ops.cpp:88``)."""
 _EXCEPTION_LINE = re.compile(rb"^[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt|Exit)\b")
 """A (dotted) exception name at the start of a line starts a message of its own."""
 
@@ -64,6 +67,8 @@ def continues(first: bytes, second: bytes) -> bool:
         return False
     if _TRACEBACK_LINE.match(first) or _TRACEBACK_LINE.match(second):
         return False
+    if _ENDS_AT_SOURCE.search(first) and _ENDS_AT_SOURCE.search(second):
+        return False  # two stack frames, each complete
     head = second[:1]
     if head in (b" ", b"\t") or (head and head in _CLOSING):
         return True

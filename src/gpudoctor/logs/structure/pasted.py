@@ -65,7 +65,8 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"(?:^|\s|\[pip3?\]\s*)torch==(?P<torch_version>\d+\.\d+[^\s]*)\s*$",
         captures={"torch_version": _S},
     ),
-    # Ultralytics' and YOLOv5's start-up banner: "Ultralytics 8.3.2 🚀 Python-3.11.9 torch-2.4.1+cu121"
+    # Ultralytics' and YOLOv5's start-up banner:
+    # "Ultralytics 8.3.2 🚀 Python-3.11.9 torch-2.4.1+cu121 CUDA:0"
     PatternSpec(
         "facts/torch_banner",
         r"\bPython-\d+\.\d+\.\d+ torch-(?P<torch_version>\d+\.\d+[^\s]*)",
