@@ -305,16 +305,16 @@ def test_a_blue_screen_in_the_gpu_driver_defers_to_the_watchdogs_stop_code(book:
 @pytest.mark.parametrize(
     ("line", "top"),
     [
-        # the numbers of CUDA < 10.1: 4 was the launch failure, 59 the device-side assert
+        # the numbers of CUDA < 10.1: 4 was the launch failure (now cudaErrorCudartUnloading)
         (
             "THCudaCheck FAIL file=/opt/cutorch/lib/THC/THCTensorCopy.cu line=31 error=4 : "
             "unspecified launch failure",
             "illegal_memory_access",
         ),
         (
-            "RuntimeError: cuda runtime error (59) : device-side assert triggered at "
-            "/opt/pytorch/aten/src/THC/generic/THCStorage.cpp:36",
-            "device_side_assert",
+            "RuntimeError: cuda runtime error (4) : unspecified launch failure at "
+            "/opt/pytorch/aten/src/THC/THCCachingHostAllocator.cpp:265",
+            "illegal_memory_access",
         ),
     ],
 )
