@@ -128,6 +128,21 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"sm_(?P<sm>\d{2,3}) is not compatible",
         captures={"gpu_name": _S, "sm": _S},
     ),
+    # ggml's CUDA backend (llama.cpp, whisper.cpp, Ollama) lists each device it found:
+    # "  Device 0: NVIDIA GeForce RTX 4070, compute capability 8.9, VMM: yes"
+    PatternSpec(
+        "facts/ggml_cuda_device",
+        r"\bDevice (?P<index>\d+): (?P<gpu_name>[^,\r\n]{3,80}), compute capability "
+        r"(?P<cc>\d{1,2}\.\d)\b",
+        captures={"index": _I, "gpu_name": _S, "cc": _S},
+    ),
+    # ggml's system_info: the architectures its CUDA code was compiled for (__CUDA_ARCH_LIST__):
+    # "system_info: n_threads = 8 / 16 | CUDA : ARCHS = 610,700,750,800,860 | USE_GRAPHS = 1 |"
+    PatternSpec(
+        "facts/ggml_cuda_archs",
+        r"\bCUDA : ARCHS = (?P<archs>\d{3,4}(?:,\d{3,4})*)",
+        captures={"archs": _S},
+    ),
     # nvidia-smi GPU row: "|   0  NVIDIA GeForce RTX 3090     Off  | 00000000:01:00.0  On |"
     PatternSpec(
         "facts/smi_gpu_row",
@@ -240,6 +255,7 @@ def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         "facts/gpustat_row",
         "facts/collect_env_gpu",
         "facts/torch_capability",
+        "facts/ggml_cuda_device",
     ):
         seen: set[object] = set()  # one name per GPU index (a log may hold two tables)
         for event in _events(hits, key):
@@ -259,8 +275,15 @@ def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
             cc = f"{int(sm[:-1])}.{sm[-1]}"
             if cc not in capabilities:
                 capabilities.append(cc)
+    for event in _events(hits, "facts/ggml_cuda_device"):
+        cc = str(event.captures.get("cc", ""))
+        if cc and cc not in capabilities:
+            capabilities.append(cc)
     if capabilities:
         facts["gpu_compute_capabilities"] = capabilities
+    for event in _events(hits, "facts/ggml_cuda_archs"):
+        facts["ggml_cuda_archs"] = str(event.captures.get("archs", "")).split(",")
+        break
     runtimes = sorted(
         {str(e.captures["cuda_runtime"]) for e in _events(hits, "facts/cuda_runtime_wheel")
          if "cuda_runtime" in e.captures}
@@ -439,7 +462,10 @@ FACTS: tuple[FactSpec, ...] = (
              'nvidia-smi rows, collect_env "GPU 0: ..." lines or PyTorch\'s capability warning, '
              "in index order"),
     FactSpec("gpu_compute_capabilities", "list[str]", "-", SOURCE,
-             '"8.6", from PyTorch\'s "with CUDA capability sm_86"'),
+             '"8.6", from PyTorch\'s "with CUDA capability sm_86" or ggml\'s device list'),
+    FactSpec("ggml_cuda_archs", "list[str]", "-", SOURCE,
+             '["610", "860"], the CUDA architectures of a ggml build (llama.cpp\'s system_info '
+             '"CUDA : ARCHS = 610,860"): compute capability x 100'),
     FactSpec("cuda_runtime_versions", "list[str]", "-", SOURCE,
              '"12.1", from nvidia-cuda-runtime-cu12==12.1.105 lines'),
     FactSpec("smi_gpu_count", "int", "-", SOURCE, "GPU rows in a pasted nvidia-smi table"),
