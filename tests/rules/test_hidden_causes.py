@@ -354,3 +354,127 @@ def test_nouveau_on_the_gpu_is_a_lead_that_the_nvidia_module_is_not_driving_it(
     )
     causes = _causes(log, book)
     assert causes[0][0] == "driver_cuda_mismatch" and 0.5 <= causes[0][1] < 0.75
+
+
+_STFT_FAILURE = (
+    '  File "/srv/tts/.venv/lib/python3.10/site-packages/torch/functional.py", line 650, in stft\n'
+    "    return _VF.stft(input, n_fft, hop_length, win_length, window,\n"
+    "RuntimeError: cuFFT error: CUFFT_INTERNAL_ERROR\n"
+)
+
+
+def test_cufft_internal_error_is_read_by_the_build_that_pytorch_ships(book: RuleBook) -> None:
+    alone = _causes(_STFT_FAILURE, book)
+    assert alone[0][0] == "arch_mismatch" and alone[0][1] < ALARM
+    assert "cudnn_cublas_init" in [cause for cause, _ in alone[:3]]
+    old = _causes("CUDA used to build PyTorch: 11.7\n" + _STFT_FAILURE, book)
+    assert old[0][0] == "arch_mismatch" and old[0][1] >= 0.7
+    new = _causes("CUDA used to build PyTorch: 12.1\n" + _STFT_FAILURE, book)
+    assert new[0][0] == "cudnn_cublas_init"
+
+
+@pytest.mark.parametrize(
+    ("device", "archs", "fires"),
+    [
+        ("NVIDIA GeForce RTX 5070, compute capability 12.0", "610,700,750,800,860,890,900", True),
+        ("Tesla M60, compute capability 5.2", "610,700,750,800", True),
+        ("NVIDIA GeForce RTX 4070, compute capability 8.9", "520,610,700,750,800", False),
+        ("NVIDIA A100-SXM4-80GB, compute capability 8.0", "800", False),
+    ],
+)
+def test_a_ggml_build_without_the_gpus_architecture(
+    device: str, archs: str, fires: bool, book: RuleBook
+) -> None:
+    log = (
+        "ggml_cuda_init: found 1 CUDA devices:\n"
+        f"  Device 0: {device}, VMM: yes\n"
+        f"system_info: n_threads = 8 / 16 | CUDA : ARCHS = {archs} | USE_GRAPHS = 1 |\n"
+    )
+    causes = _causes(log, book)
+    assert (causes[:1] == [("arch_mismatch", pytest.approx(0.4))]) is fires
+
+
+def test_tensorflows_gpu_initialisation_with_an_invalid_image_is_a_build_for_other_gpus(
+    book: RuleBook,
+) -> None:
+    log = (
+        "tensorflow.python.framework.errors_impl.InternalError: CUDA runtime implicit "
+        "initialization on GPU:0 failed. Status: device kernel image is invalid\n"
+    )
+    causes = _causes(log, book)
+    assert causes[0][0] == "arch_mismatch"
+    assert "driver_cuda_mismatch" in [cause for cause, _ in causes[1:3]]
+
+
+def test_the_banners_cuda_version_err_is_not_a_gpu_reading(book: RuleBook) -> None:
+    table = (
+        "+-----------------------------------------------------------------------------+\n"
+        "| NVIDIA-SMI 470.199.02   Driver Version: 470.199.02   CUDA Version: ERR!     |\n"
+        "|-------------------------------+----------------------+----------------------+\n"
+        "|   0  Tesla T4            On   | 00000000:00:1E.0 Off |                    0 |\n"
+        "| N/A   31C    P8     9W /  70W |      0MiB / 15109MiB |      0%      Default |\n"
+    )
+    assert "xid_hardware" not in [cause for cause, _ in _causes(table, book)]
+    broken = table.replace("| N/A   31C    P8     9W", "| ERR!  ERR!   ERR!   ERR!")
+    assert _causes(broken, book)[0][0] == "xid_hardware"
+
+
+def test_xformers_without_its_kernels_is_missing_gpu_code(book: RuleBook) -> None:
+    log = (
+        "NotImplementedError: No operator found for `memory_efficient_attention_forward` "
+        "with inputs:\n"
+        "     query       : shape=(2, 1024, 8, 64) (torch.float16)\n"
+        "`fa2F@2.5.7-pt` is not supported because:\n"
+        "    xFormers wasn't build with CUDA support\n"
+        "`cutlassF-pt` is not supported because:\n"
+        "    xFormers wasn't build with CUDA support\n"
+    )
+    assert _causes(log, book)[0] == ("cuda_libs_missing", pytest.approx(0.8))
+
+
+def test_a_vgpu_start_error_is_a_guest_driver_the_host_does_not_support(
+    book: RuleBook,
+) -> None:
+    for line in (
+        "[   12.480112] NVRM: Xid (PCI:0000:00:10): 78, pid=1022, name=nvidia-smi, Ch 00000001\n",
+        "Xid 78: Guest driver is incompatible with host driver\n",
+    ):
+        assert _causes(line, book)[0][0] == "driver_cuda_mismatch"
+
+
+def test_colmaps_dense_stereo_failing_is_the_watchdog_unless_it_names_another_error(
+    book: RuleBook,
+) -> None:
+    failure = (
+        "cudaCheckError() with sync failed at C:/src/colmap/src/colmap/mvs/"
+        "patch_match_cuda.cu:1290 : {error}\n"
+    )
+    unknown = _causes(failure.format(error="unknown error"), book)
+    assert unknown[0] == ("launch_timeout", pytest.approx(0.5))
+    memory = _causes(failure.format(error="out of memory"), book)
+    assert "launch_timeout" not in [cause for cause, _ in memory]
+
+
+def test_an_exclusive_compute_mode_is_only_a_lead(book: RuleBook) -> None:
+    row = "| 27%   31C    P8    14W / 250W |     10MiB / 11264MiB |      0%   E. Process |\n"
+    assert _causes(row, book)[0] == ("gpu_memory_held_by_other_process", pytest.approx(0.3))
+    busy = row + "RuntimeError: CUDA error: CUDA-capable device(s) is/are busy or unavailable\n"
+    assert _causes(busy, book)[0] == ("gpu_memory_held_by_other_process", pytest.approx(0.65))
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        ("cuBLAS API failed with status 15\n", "arch_mismatch"),
+        ("Runtime Error: CUDA error: device side assert triggered\n", "device_side_assert"),
+        ("RuntimeError: DeformConv is not compiled with GPU support\n", "cuda_libs_missing"),
+        (
+            '[name: "/device:CPU:0"\ndevice_type: "CPU"\nmemory_limit: 268435456\n]\n',
+            "cuda_libs_missing",
+        ),
+    ],
+)
+def test_formats_a_report_retypes_or_a_wrapper_prints(
+    line: str, cause: str, book: RuleBook
+) -> None:
+    assert _causes(line, book)[0][0] == cause

@@ -154,6 +154,18 @@ def test_ultralytics_banner_names_the_torch_build() -> None:
     assert facts["torch_version"] == "1.13.1+cpu"
 
 
+def test_ggml_device_list_and_build_architectures() -> None:
+    facts = facts_of(
+        "ggml_cuda_init: found 2 CUDA devices:\n"
+        "  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes\n"
+        "  Device 1: Tesla P40, compute capability 6.1, VMM: no\n"
+        "system_info: n_threads = 6 / 12 | CUDA : ARCHS = 610,700,750,800 | USE_GRAPHS = 1 |\n"
+    )
+    assert facts["gpu_names"] == ["NVIDIA GeForce RTX 3060", "Tesla P40"]
+    assert facts["gpu_compute_capabilities"] == ["8.6", "6.1"]
+    assert facts["ggml_cuda_archs"] == ["610", "700", "750", "800"]
+
+
 def test_nvcc_version_gives_the_system_toolkit() -> None:
     facts = facts_of(
         "nvcc: NVIDIA (R) Cuda compiler driver\n"
