@@ -281,9 +281,9 @@ def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
             capabilities.append(cc)
     if capabilities:
         facts["gpu_compute_capabilities"] = capabilities
-    for event in _events(hits, "facts/ggml_cuda_archs"):
-        facts["ggml_cuda_archs"] = str(event.captures.get("archs", "")).split(",")
-        break
+    archs = _events(hits, "facts/ggml_cuda_archs")
+    if archs:
+        facts["ggml_cuda_archs"] = str(archs[0].captures.get("archs", "")).split(",")
     runtimes = sorted(
         {str(e.captures["cuda_runtime"]) for e in _events(hits, "facts/cuda_runtime_wheel")
          if "cuda_runtime" in e.captures}
