@@ -478,3 +478,80 @@ def test_formats_a_report_retypes_or_a_wrapper_prints(
     line: str, cause: str, book: RuleBook
 ) -> None:
     assert _causes(line, book)[0][0] == cause
+
+
+def test_a_dnn_library_not_found_alone_is_cudnn_failing_to_start(book: RuleBook) -> None:
+    failure = (
+        "jaxlib.xla_extension.XlaRuntimeError: INTERNAL: Failed to determine best cudnn "
+        "convolution algorithm for:\n%cudnn-conv = (f32[4,32,32,16]{2,1,3,0}, u8[0]{0}) "
+        "custom-call(f32[4,32,32,3]{2,1,3,0} %p0, f32[3,3,3,16]{1,0,2,3} %p1)\n\n"
+        "Original error: UNIMPLEMENTED: DNN library is not found.\n"
+    )
+    causes = [cause for cause, _ in _causes(failure, book)]
+    assert causes[:3] == ["cudnn_cublas_init", "cuda_libs_missing", "gpu_oom"]
+    missing = (
+        "W external/xla/xla/stream_executor/platform/default/dso_loader.cc:64] Could not load "
+        "dynamic library 'libcudnn.so.8'; dlerror: libcudnn.so.8: cannot open shared object "
+        "file: No such file or directory\n" + failure
+    )
+    assert _causes(missing, book)[0][0] == "cuda_libs_missing"
+
+
+def test_a_driver_call_not_ready_is_a_gpu_reset_and_a_query_is_not(book: RuleBook) -> None:
+    driver = (
+        '  File "/srv/app/model.py", line 88, in forward\n'
+        "RuntimeError: CUDA driver error: device not ready\n"
+    )
+    assert _causes(driver, book)[0] == ("launch_timeout", pytest.approx(0.45))
+    runtime = "RuntimeError: CUDA error: device not ready\n"
+    assert _causes(runtime, book)[0] == ("app_exception", pytest.approx(0.35))
+
+
+def test_app_faults_recurring_in_other_processes_add_a_hardware_lead(book: RuleBook) -> None:
+    line = (
+        "NVRM: Xid (PCI:0000:81:00): 31, pid={pid}, name=python, Ch 00000010, intr 00000000. "
+        "MMU Fault: ENGINE GRAPHICS GPCCLIENT_T1_2 faulted @ 0x7f00_{pid}000\n"
+    )
+    recurring = _causes("".join(line.format(pid=p) for p in (7001, 8123, 9310)), book)
+    assert recurring[0][0] == "illegal_memory_access"
+    assert ("xid_hardware", pytest.approx(0.3)) in recurring[:3]
+    one_process = _causes(line.format(pid=7001) * 3, book)
+    assert "xid_hardware" not in [cause for cause, _ in one_process]
+
+
+def test_an_oom_under_wsl_offers_the_pinned_memory_limit(book: RuleBook) -> None:
+    failure = "CUDA error 2 at ggml-cuda.cu:512: out of memory\n"
+    wsl = "kai@WS-7:/mnt/c/llm/llama.cpp$ ./main -m q5.bin --no-mmap\n" + failure
+    causes = _causes(wsl, book)
+    assert causes[0][0] == "gpu_oom"
+    assert ("host_oom", pytest.approx(0.25)) in causes[:3]
+    native = "kai@ws7:~/llm/llama.cpp$ ./main -m q5.bin --no-mmap\n" + failure
+    assert "host_oom" not in [cause for cause, _ in _causes(native, book)]
+
+
+def test_a_child_process_failing_from_a_notebook_is_a_fork_lead(book: RuleBook) -> None:
+    log = (
+        "W1103 10:12:44.118000 20431 site-packages/torch/multiprocessing/spawn.py:160] "
+        "Terminating process 20502 via signal SIGTERM\n"
+        "---------------------------------------------------------------------------\n"
+        "ProcessRaisedException                    Traceback (most recent call last)\n"
+        "Cell In[7], line 2\n"
+        "----> 2 trainer.fit(model, datamodule=dm)\n"
+    )
+    assert _causes(log, book)[0] == ("fork_cuda_reinit", pytest.approx(0.45))
+    child_oom = log + (
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a "
+        "total capacity of 23.65 GiB of which 1.02 GiB is free.\n"
+    )
+    assert _causes(child_oom, book)[0][0] == "gpu_oom"
+
+
+@pytest.mark.parametrize(
+    "rows",
+    [
+        "\tlinux-vdso.so.1 (0x00007ffd1a3c1000)\n\tlibcublasLt.so.12 => not found\n",
+        "        ggml-base.dll (0x00000210aa500000)\n        cudnn64_9.dll => not found\n",
+    ],
+)
+def test_a_dependency_listing_that_misses_a_cuda_library(rows: str, book: RuleBook) -> None:
+    assert _causes(rows, book)[0][0] == "cuda_libs_missing"

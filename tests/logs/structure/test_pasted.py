@@ -237,3 +237,23 @@ def test_the_last_memory_table_wins() -> None:
         "MiB Mem :  32000.0 total,    100.0 free,  31800.0 used,    100.0 buff/cache\n"
     )
     assert facts["pasted_ram_available_fraction"] == round(100 / 32000, 4)
+
+
+def test_ps_rows_name_the_gpu_holders_that_do_not_run() -> None:
+    table = (
+        "|    0   N/A  N/A     30517      C   python                          21500MiB |\n"
+        "|    1   N/A  N/A     30988      C   python                           9800MiB |\n"
+    )
+    ps = (
+        "lena     30517  0.0 12.0 51200000 16000000 pts/1 Tl  Mar02  88:10 python train.py -e 9\n"
+        "lena     30988 97.5  8.1 40960000  9000000 pts/2 Rl  10:41  12:55 python eval.py\n"
+        "lena     31200  0.0  0.0    10240     2048 pts/1 T   10:50   0:00 less out.log\n"
+    )
+    facts = facts_of(table + ps)
+    # the running holder and the stopped process that holds no GPU are not named
+    assert facts["smi_process_not_running"] == ["pid 30517 (stopped): python train.py -e 9"]
+    zombie = ps.replace(" Tl  Mar02", " Z   Mar02")
+    assert facts_of(table + zombie)["smi_process_not_running"] == [
+        "pid 30517 (a zombie): python train.py -e 9"
+    ]
+    assert "smi_process_not_running" not in facts_of(ps)  # no nvidia-smi table, no holder

@@ -92,3 +92,14 @@ def test_rows_of_another_width_do_not_count_as_the_finite_ones() -> None:
 def test_csv_rows_and_infinities() -> None:
     facts = series_facts("1000,-512.3,299.1\n2000,-510.9,300.4\n3000,-inf,1.2e+31\n")
     assert facts["table_nonfinite"] is True
+
+
+def test_a_nan_objective_under_another_name_and_a_zero_loss_after_it() -> None:
+    torch7 = "err\t0.412\nerr\t0.377\nerr\tnan\nerr\tnan\n[EPOCH : 3 LOSS: 0.000000 TOTAL: 9182]\n"
+    facts = series_facts(torch7)
+    assert facts["loss_nonfinite"] is True
+    assert facts["loss_first_nonfinite_line"] == "err\tnan"
+    assert facts["loss_recovered"] is False  # a loss of exactly zero after it is the NaN averaged
+    survived = series_facts("loss: 2.41\ncost = nan\nloss: 2.37\n")
+    assert survived["loss_recovered"] is True
+    assert "loss_nonfinite" not in series_facts("train err 0.31 valid err 0.35\n")

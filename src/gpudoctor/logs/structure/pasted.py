@@ -1,4 +1,4 @@
-"""Facts from pasted text: an ``nvidia-smi`` table, ``collect_env``, ``top`` or ``free`` output.
+"""Facts from pasted text: ``nvidia-smi``, ``collect_env``, ``top``, ``free`` or ``ps`` output.
 
 Logs pasted into issues often carry the machine's description. The scanner looks for these
 lines in the same pass as the rules' patterns (keys start with ``facts/``), and
@@ -10,7 +10,9 @@ the snapshot's names and types (``driver_version``, ``gpu_names`` …); those on
 start with ``smi_`` (read from a pasted ``nvidia-smi`` table, which may have been taken while
 the job still ran, so they are kept apart from the snapshot's after-the-crash values). For the
 same reason the host memory a pasted ``top`` header or ``free`` table shows is ``pasted_ram_*``,
-not the snapshot's ``host_ram_*``.
+not the snapshot's ``host_ram_*``. A pasted ``ps aux`` row tells whether a process the
+``nvidia-smi`` table lists still runs; only the rows the scanner keeps of a long listing (its
+first and last) are read, which covers the usual ``ps aux | grep PID``.
 """
 
 from __future__ import annotations
@@ -210,6 +212,14 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"(?P<type>C\+G|M\+C|C|G|M)\s+(?P<name>\S[^|]*?)\s+(?P<memory>" + _MIB + r"|N/A)\s*\|",
         captures={"gpu": _I, "pid": _I, "type": _S, "name": _S, "memory": _S},
     ),
+    # A `ps aux` / `ps -ef`-style row of procps' default BSD columns: "USER PID %CPU %MEM VSZ
+    # RSS TTY STAT START TIME COMMAND"; its STAT says whether a process that holds a GPU runs.
+    PatternSpec(
+        "facts/ps_aux_row",
+        r"^\s*\S+\s+(?P<pid>\d+)\s+\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+\d+\s+\d+\s+\S+\s+"
+        r"(?P<stat>[RSDTtZIWXPKNLsl<+]+)\s+\S+\s+\d+:\d+(?::\d+)?\s+(?P<command>\S.*)$",
+        captures={"pid": _I, "stat": _S, "command": _S},
+    ),
 )
 
 # Facts that simply take the first captured value, by pattern key.
@@ -365,6 +375,9 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         if isinstance(gpu, int) and size is not None:
             held_by_gpu[gpu] = held_by_gpu.get(gpu, 0) + size
     facts["smi_processes"] = listed
+    not_running = _idle_gpu_holders(hits, {p for pids in compute_by_gpu.values() for p in pids})
+    if not_running:
+        facts["smi_process_not_running"] = not_running
     if compute_by_gpu:
         facts["smi_compute_processes_per_gpu_max"] = max(len(p) for p in compute_by_gpu.values())
     if held_by_gpu:
@@ -384,6 +397,22 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
             facts["smi_unaccounted_memory_fraction_max"] = round(share, 4)
             facts["smi_unaccounted_gpu_busy"] = gpu_busy
     return facts
+
+
+_NOT_RUNNING = {"T": "stopped", "t": "stopped by a debugger", "Z": "a zombie"}
+"""ps STAT letters of a process that holds its memory without running."""
+
+
+def _idle_gpu_holders(hits: Mapping[str, PatternHits], gpu_pids: set[int]) -> list[str]:
+    """The compute processes of a pasted nvidia-smi table that a pasted ``ps`` row shows
+    stopped (Ctrl-Z, SIGSTOP) or a zombie, as "pid 1234 (stopped): python train.py"."""
+    holders = []
+    for event in _events(hits, "facts/ps_aux_row"):
+        pid, stat = event.captures.get("pid"), str(event.captures.get("stat", ""))
+        state = _NOT_RUNNING.get(stat[:1])
+        if pid in gpu_pids and state:
+            holders.append(f"pid {pid} ({state}): {event.captures.get('command', '?')}")
+    return holders
 
 
 _Reading = tuple[tuple[int, int], int | None, int | None, float, int | None]
@@ -490,6 +519,9 @@ FACTS: tuple[FactSpec, ...] = (
              'the process rows, "gpu 0 pid 1234 python 10789MiB"'),
     FactSpec("smi_compute_processes_per_gpu_max", "int", "-", SOURCE,
              "the most compute processes (type C, C+G) the processes section lists on one GPU"),
+    FactSpec("smi_process_not_running", "list[str]", "-", SOURCE,
+             "compute processes of a pasted nvidia-smi table that a pasted ps row shows "
+             'stopped or a zombie: "pid 1234 (stopped): python train.py"'),
     FactSpec("smi_process_memory_bytes_max", "int", "bytes", SOURCE,
              "the most memory the listed processes hold on one GPU"),
     FactSpec("smi_unaccounted_memory_fraction_max", "float", "ratio", SOURCE,

@@ -73,6 +73,11 @@ _SEP = r"['\"]?\s*[:=]?\s*(?:tensor\()?"
 _NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
 _NONFINITE = r"[-+]?(?:nan|inf(?:inity)?)"
 _LOSS = r"\b(?P<name>(?:\w+[ _])?loss)"
+# A non-finite value also counts under the other names loops give the objective or a quantity
+# computed from it: "cost = nan", Torch7's "err     nan", "ppl: inf". Only their NaN/Inf is
+# read: their finite values are not on the loss's scale ("time cost: 3.2s", an error rate), and
+# would mix other series into the loss's.
+_OBJECTIVE = r"\b(?P<name>(?:\w+[ _])?(?:loss|cost|err|ppl|perplexity))"
 _GRAD = r"\b(?P<name>grad(?:ient)?[ _]norm)"
 _CAPTURES = {"step": _F, "epoch_after": _F, "name": _S, "value": _F}
 # A row of bare numbers: "76980 2.6496", "1000,-12345.6,300.1", "  12 | 0.51 | nan"
@@ -93,7 +98,7 @@ PATTERNS: tuple[PatternSpec, ...] = (
     # The first event of this one is the first line where the loss was NaN/Inf.
     PatternSpec(
         "facts/series_loss_nonfinite",
-        _STEP + _LOSS + _SEP + rf"(?P<value>{_NONFINITE})\b" + _EPOCH_AFTER,
+        _STEP + _OBJECTIVE + _SEP + rf"(?P<value>{_NONFINITE})\b" + _EPOCH_AFTER,
         ignore_case=True,
         captures=_CAPTURES,
     ),
@@ -173,7 +178,13 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec(
         "loss_exploded", "bool", "-", _SRC, "The last finite loss is at least 100x the first."
     ),
-    FactSpec("loss_nonfinite", "bool", "-", _SRC, "A NaN or Inf loss was logged on a metric line."),
+    FactSpec(
+        "loss_nonfinite",
+        "bool",
+        "-",
+        _SRC,
+        "A NaN or Inf loss (or cost, err, ppl, perplexity) was logged on a metric line.",
+    ),
     FactSpec(
         "loss_first_nonfinite_step",
         "float",
@@ -187,8 +198,8 @@ FACTS: tuple[FactSpec, ...] = (
         "bool",
         "-",
         _SRC,
-        "A NaN/Inf loss was logged, yet the last loss logged is finite and comes after it "
-        "(a skipped overflow step, not a divergence that ended the run).",
+        "A NaN/Inf loss was logged, yet the last loss logged is finite, not zero, and comes "
+        "after it (a skipped overflow step, not a divergence that ended the run).",
     ),
     FactSpec(
         "grad_norm_nonfinite", "bool", "-", _SRC, "The last gradient norm logged is NaN or Inf."
@@ -347,8 +358,10 @@ def _loss_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         if first_bad.step is not None:
             facts["loss_first_nonfinite_step"] = first_bad.step
         facts["loss_first_nonfinite_line"] = first_bad.event.text
+        # A loss of exactly zero after the NaN is the NaN averaged away (an epoch summary of
+        # "LOSS: 0.000000"), not a run that went on learning.
         facts["loss_recovered"] = bool(
-            finite and finite[-1].event.order > nonfinite[-1].event.order
+            finite and finite[-1].event.order > nonfinite[-1].event.order and finite[-1].value != 0
         )
     return facts
 
