@@ -212,8 +212,9 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"(?P<type>C\+G|M\+C|C|G|M)\s+(?P<name>\S[^|]*?)\s+(?P<memory>" + _MIB + r"|N/A)\s*\|",
         captures={"gpu": _I, "pid": _I, "type": _S, "name": _S, "memory": _S},
     ),
-    # A `ps aux` / `ps -ef`-style row of procps' default BSD columns: "USER PID %CPU %MEM VSZ
-    # RSS TTY STAT START TIME COMMAND"; its STAT says whether a process that holds a GPU runs.
+    # A `ps aux` (or `ps u`) row, procps' BSD user columns: "USER PID %CPU %MEM VSZ RSS TTY
+    # STAT START TIME COMMAND"; its STAT says whether a process that holds a GPU runs. (`ps -ef`
+    # prints no STAT column.)
     PatternSpec(
         "facts/ps_aux_row",
         r"^\s*\S+\s+(?P<pid>\d+)\s+\d+(?:\.\d+)?\s+\d+(?:\.\d+)?\s+\d+\s+\d+\s+\S+\s+"
@@ -375,7 +376,7 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         if isinstance(gpu, int) and size is not None:
             held_by_gpu[gpu] = held_by_gpu.get(gpu, 0) + size
     facts["smi_processes"] = listed
-    not_running = _idle_gpu_holders(hits, {p for pids in compute_by_gpu.values() for p in pids})
+    not_running = _stopped_gpu_holders(hits, {p for pids in compute_by_gpu.values() for p in pids})
     if not_running:
         facts["smi_process_not_running"] = not_running
     if compute_by_gpu:
@@ -403,7 +404,7 @@ _NOT_RUNNING = {"T": "stopped", "t": "stopped by a debugger", "Z": "a zombie"}
 """ps STAT letters of a process that holds its memory without running."""
 
 
-def _idle_gpu_holders(hits: Mapping[str, PatternHits], gpu_pids: set[int]) -> list[str]:
+def _stopped_gpu_holders(hits: Mapping[str, PatternHits], gpu_pids: set[int]) -> list[str]:
     """The compute processes of a pasted nvidia-smi table that a pasted ``ps`` row shows
     stopped (Ctrl-Z, SIGSTOP) or a zombie, as "pid 1234 (stopped): python train.py"."""
     holders = []
