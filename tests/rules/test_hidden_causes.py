@@ -555,3 +555,12 @@ def test_a_child_process_failing_from_a_notebook_is_a_fork_lead(book: RuleBook) 
 )
 def test_a_dependency_listing_that_misses_a_cuda_library(rows: str, book: RuleBook) -> None:
     assert _causes(rows, book)[0][0] == "cuda_libs_missing"
+
+
+def test_lua_torchs_cudnn_errors_with_or_without_the_prefix(book: RuleBook) -> None:
+    for status in ("STATUS_EXECUTION_FAILED", "CUDNN_STATUS_EXECUTION_FAILED"):
+        line = (
+            "/opt/torch/install/share/lua/5.1/cudnn/init.lua:58: "
+            f"Error in CuDNN: {status} (cudnnRNNForwardTraining)\n"
+        )
+        assert _causes(line, book)[0] == ("cudnn_cublas_init", pytest.approx(0.7))
