@@ -328,7 +328,9 @@ def test_an_old_logs_error_number_gives_way_to_its_text(
 
 def test_a_thc_check_with_only_its_number_is_still_read(book: RuleBook) -> None:
     line = "THCudaCheck FAIL file=/opt/cutorch/lib/THC/THCGeneral.c line=70 error=35 :\n"
-    assert _causes(line, book)[0][0] == "driver_cuda_mismatch"
+    cause, confidence = _causes(line, book)[0]
+    assert cause == "driver_cuda_mismatch"
+    assert confidence >= 0.5
 
 
 def test_a_gpu_that_pytorch_cannot_see_is_a_cpu_build_only_when_the_banner_says_so(
@@ -439,7 +441,9 @@ def test_a_vgpu_start_error_is_a_guest_driver_the_host_does_not_support(
         "[   12.480112] NVRM: Xid (PCI:0000:00:10): 78, pid=1022, name=nvidia-smi, Ch 00000001\n",
         "Xid 78: Guest driver is incompatible with host driver\n",
     ):
-        assert _causes(line, book)[0][0] == "driver_cuda_mismatch"
+        cause, confidence = _causes(line, book)[0]
+    assert cause == "driver_cuda_mismatch"
+    assert confidence >= 0.5
 
 
 def test_colmaps_dense_stereo_failing_is_the_watchdog_unless_it_names_another_error(
@@ -564,3 +568,83 @@ def test_lua_torchs_cudnn_errors_with_or_without_the_prefix(book: RuleBook) -> N
             f"Error in CuDNN: {status} (cudnnRNNForwardTraining)\n"
         )
         assert _causes(line, book)[0] == ("cudnn_cublas_init", pytest.approx(0.7))
+
+
+def test_paddles_architecture_warning_before_a_failure(book: RuleBook) -> None:
+    log = (
+        "W0412 10:21:07.118204  3310 gpu_resources.cc:106] The GPU compute capability in your "
+        "current machine is 120, which is not supported by Paddle, it is recommended to install "
+        "the corresponding wheel package according to the installation information on the "
+        "official Paddle website.\n"
+        "Traceback (most recent call last):\n"
+        '  File "/srv/app/model/attention.py", line 212, in forward\n'
+        "    scores = paddle.matmul(q, k, transpose_y=True)\n"
+        "RuntimeError: (PreconditionNotMet) The third-party dynamic library failed to run.\n"
+    )
+    assert _causes(log, book)[0] == ("arch_mismatch", pytest.approx(0.7))
+
+
+def test_tensorrt_names_the_cuda_error_that_stopped_its_start(book: RuleBook) -> None:
+    line = (
+        "[03/14/2026-08:30:12] [W] [TRT] CUDA initialization failure with error: 35. "
+        "Please check your CUDA installation:  "
+        "http://docs.nvidia.com/cuda/cuda-installation-guide-linux/index.html\n"
+    )
+    cause, confidence = _causes(line, book)[0]
+    assert cause == "driver_cuda_mismatch"
+    assert confidence >= 0.5
+
+
+def test_a_gpu_library_refused_for_an_old_c_library(book: RuleBook) -> None:
+    gpu = (
+        "OSError: /lib/x86_64-linux-gnu/libc.so.6: version `GLIBC_2.34' not found (required by "
+        "/opt/venv/lib/python3.11/site-packages/bitsandbytes/libbitsandbytes_cuda126.so)\n"
+    )
+    assert _causes(gpu, book)[0] == ("cuda_libs_missing", pytest.approx(0.8))
+    other = gpu.replace("bitsandbytes/libbitsandbytes_cuda126.so", "regex/_regex.so")
+    # another library refused the same way is an ordinary error; at most a similarity lead
+    assert all(confidence < 0.5 for _, confidence in _causes(other, book))
+
+
+def test_julia_and_taichi_say_a_cuda_library_did_not_load(book: RuleBook) -> None:
+    julia = (
+        'ERROR: could not load library "C:\\Users\\kim\\.julia\\artifacts\\5d1f\\bin\\'
+        'cudnn_ops_infer64_8.dll"\nThe specified module could not be found.\n'
+    )
+    assert _causes(julia, book)[0][0] == "cuda_libs_missing"
+    taichi = (
+        "[W 03/02/26 10:12:44.301 5120] [__init__.py:adaptive_arch_select@740] "
+        "Arch=[<Arch.cuda: 5>] is not supported, falling back to CPU\n"
+        "[Taichi] Starting on arch=x64\n"
+    )
+    assert _causes(taichi, book)[0] == ("cuda_libs_missing", pytest.approx(0.45))
+
+
+def test_an_unknown_error_on_windows_noticed_by_a_copy_back(book: RuleBook) -> None:
+    log = (
+        '========= Program hit CUDA_ERROR_UNKNOWN (error 999) due to "unknown error" on CUDA API '
+        "call to {call}.\n"
+        "=========     Host Frame:C:\\Windows\\System32\\nvcuda.dll [0x2a1f30]\n"
+    )
+    assert _causes(log.format(call="cuMemcpyDtoH_v2"), book)[0] == (
+        "launch_timeout",
+        pytest.approx(0.45),
+    )
+    assert _causes(log.format(call="cuCtxCreate_v2"), book)[0][0] != "launch_timeout"
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "OSError: /opt/conda/envs/ort/lib/libcublas.so.11: symbol cublasLtMatmulAlgoInit "
+        "version libcublasLt.so.11 not defined in file libcublasLt.so.11 with link time "
+        "reference\n",
+        "ImportError: /opt/venv/lib/nvidia/cublas/lib/libcublas.so.12: version "
+        "`libcublasLt.so.12' not found (required by /opt/venv/lib/nvidia/cublas/lib/"
+        "libcublas.so.12)\n",
+        "OSError: dlopen(/Users/kim/venv/lib/python3.8/site-packages/torch/lib/"
+        "libtorch_global_deps.dylib, 10): Library not loaded: @rpath/libcudart.10.2.dylib\n",
+    ],
+)
+def test_loader_words_for_a_cuda_library_it_could_not_use(line: str, book: RuleBook) -> None:
+    assert _causes(line, book)[0] == ("cuda_libs_missing", pytest.approx(0.85))

@@ -173,6 +173,13 @@ LEADS = {
         "read-write mode: No such file or directory (2)\n",
         "shm_exhausted",
     ),
+    # xFormers' import warning naming a CPU-only torch, and nothing failing after it
+    "xformers-sees-a-cpu-torch": (
+        "WARNING[XFORMERS]: xFormers can't load C++/CUDA extensions. xFormers was built for:\n"
+        "    PyTorch 2.5.1+cu124 with CUDA 1204 (you have 2.5.1+cpu)\n"
+        "    Python  3.11.9 (you have 3.11.9)\n",
+        "cuda_libs_missing",
+    ),
     # a kernel call trace through the driver, its first line cut off: where, not what
     "kernel-trace-through-nvidia": (
         "[ 812.100231]  _nv043512rm+0x3a/0x60 [nvidia]\n"
