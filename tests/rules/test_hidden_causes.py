@@ -642,6 +642,13 @@ def test_an_unknown_error_on_windows_noticed_by_a_copy_back(book: RuleBook) -> N
         "ImportError: /opt/venv/lib/nvidia/cublas/lib/libcublas.so.12: version "
         "`libcublasLt.so.12' not found (required by /opt/venv/lib/nvidia/cublas/lib/"
         "libcublas.so.12)\n",
+        "OSError: /opt/cuda/lib64/libcudnn_graph.so.9: file too short\n",
+        "FileNotFoundError: Could not find module 'D:\\tools\\cuda\\bin\\cublas64_12.dll' "
+        "(or one of its dependencies). Try using the full path with constructor syntax.\n",
+        'java.lang.UnsatisfiedLinkError: Error while loading native library "JCublas2-12.0.0-'
+        'windows-x86_64"\n',
+        "OSError: libnvrtc-builtins.so.12.1: cannot open shared object file: No such file or "
+        "directory\n",
         "OSError: dlopen(/Users/kim/venv/lib/python3.8/site-packages/torch/lib/"
         "libtorch_global_deps.dylib, 10): Library not loaded: @rpath/libcudart.10.2.dylib\n",
     ],
