@@ -210,6 +210,12 @@ def test_near_misses_raise_no_gpu_cause(book: RuleBook, text: str) -> None:
             "(00000002:kIOGPUCommandBufferCallbackErrorTimeout)\n",
             "launch_timeout",
         ),
+        (
+            "RuntimeError: Device(id:1) memory isn't enough and alloc failed, kernel name: "
+            "Default/network-WithLossCell/_backbone-Net/conv2-Conv2d/Conv2D-op12, "
+            "alloc size: 1610612736B.\n",
+            "gpu_oom",
+        ),
     ],
 )
 def test_other_gpu_apis_name_the_same_causes(book: RuleBook, text: str, cause: str) -> None:
