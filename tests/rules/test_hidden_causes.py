@@ -655,3 +655,20 @@ def test_an_unknown_error_on_windows_noticed_by_a_copy_back(book: RuleBook) -> N
 )
 def test_loader_words_for_a_cuda_library_it_could_not_use(line: str, book: RuleBook) -> None:
     assert _causes(line, book)[0] == ("cuda_libs_missing", pytest.approx(0.85))
+
+
+def test_a_cuda_library_failing_in_other_words_is_one_lead(book: RuleBook) -> None:
+    words = "Error: unable to find {name} in PATH\n"
+    assert _causes(words.format(name="cudnn_ops64_9.dll"), book)[0] == (
+        "cuda_libs_missing",
+        pytest.approx(0.45),
+    )
+    # another library in the same words: at most a resemblance, below an alarm
+    assert all(conf < 0.5 for _, conf in _causes(words.format(name="png16.dll"), book))
+    # beside the loader's own message for the same library: one diagnosis, the specific one
+    both = words.format(name="cudnn_ops64_9.dll") + (
+        "Could not locate cudnn_ops64_9.dll. Please make sure it is in your library path!\n"
+    )
+    found = [(c, conf) for c, conf in _causes(both, book) if c == "cuda_libs_missing"]
+    assert len(found) == 1
+    assert found[0][1] >= 0.5

@@ -180,6 +180,11 @@ LEADS = {
         "    Python  3.11.9 (you have 3.11.9)\n",
         "cuda_libs_missing",
     ),
+    # a CUDA library that failed to load, in a program's own words: a lead, not a verdict
+    "cuda-library-failed-in-other-words": (
+        "2026/03/01 10:00:00 gpu.go:212: failed to open libcublasLt.so.12 (searched 4 paths)\n",
+        "cuda_libs_missing",
+    ),
     # a kernel call trace through the driver, its first line cut off: where, not what
     "kernel-trace-through-nvidia": (
         "[ 812.100231]  _nv043512rm+0x3a/0x60 [nvidia]\n"
