@@ -672,3 +672,35 @@ def test_a_cuda_library_failing_in_other_words_is_one_lead(book: RuleBook) -> No
     found = [(c, conf) for c, conf in _causes(both, book) if c == "cuda_libs_missing"]
     assert len(found) == 1
     assert found[0][1] >= 0.5
+
+
+@pytest.mark.parametrize(
+    ("line", "cause"),
+    [
+        (
+            "Error: GPU sm_120 is not supported by this build (supported: sm_80 sm_90)\n",
+            "arch_mismatch",
+        ),
+        (
+            "fatal: this binary was compiled for compute capability 8.0 and cannot run on a "
+            "device of compute capability 6.1\n",
+            "arch_mismatch",
+        ),
+        (
+            "ERROR: installed NVIDIA driver 470.82 is too old for CUDA 12.1\n",
+            "driver_cuda_mismatch",
+        ),
+        (
+            "Error: CUDA driver version (11.4) is older than the CUDA runtime version (12.2)\n",
+            "driver_cuda_mismatch",
+        ),
+        ("panic: GPU ran out of memory while allocating 2.1 GB for the KV cache\n", "gpu_oom"),
+        ("FATAL: GPU 2 is lost; the job cannot continue\n", "xid_hardware"),
+        ("ERROR: NCCL all_reduce timed out after 600 s on rank 5\n", "nccl_failure"),
+        ("FATAL ERROR: GPU temperature 94C exceeded the shutdown threshold\n", "thermal_power"),
+    ],
+)
+def test_a_failure_in_a_programs_own_words_is_a_lead(line: str, cause: str, book: RuleBook) -> None:
+    top_cause, confidence = _causes(line, book)[0]
+    assert top_cause == cause
+    assert 0.3 <= confidence <= 0.5
