@@ -704,3 +704,18 @@ def test_a_failure_in_a_programs_own_words_is_a_lead(line: str, cause: str, book
     top_cause, confidence = _causes(line, book)[0]
     assert top_cause == cause
     assert 0.3 <= confidence <= 0.5
+
+
+def test_tensorflows_failed_core_import_cut_before_its_message(book: RuleBook) -> None:
+    # an IPython traceback pasted without its last lines: only the frame of the failed import
+    log = (
+        "In [2]: import tensorflow as tf\n"
+        "-------------------------------------------------------------------------\n"
+        "ImportError                               Traceback (most recent call last)\n"
+        "/opt/conda/lib/python3.7/site-packages/tensorflow_core/python/pywrap_tensorflow.py"
+        " in <module>\n"
+        "     56 try:\n"
+        "---> 57   from tensorflow.python.pywrap_tensorflow_internal import *\n"
+        "     58   from tensorflow.python.pywrap_tensorflow_internal import __version__\n"
+    )
+    assert _causes(log, book)[0] == ("cuda_libs_missing", pytest.approx(0.45))
