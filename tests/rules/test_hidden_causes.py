@@ -719,3 +719,23 @@ def test_tensorflows_failed_core_import_cut_before_its_message(book: RuleBook) -
         "     58   from tensorflow.python.pywrap_tensorflow_internal import __version__\n"
     )
     assert _causes(log, book)[0] == ("cuda_libs_missing", pytest.approx(0.45))
+
+
+def test_older_thrust_names_the_runtime_call_that_ran_out_of_memory(book: RuleBook) -> None:
+    for line in (
+        "RuntimeError: after cudaLaunch in triple_chevron_launcher::launch(): out of memory\n",
+        "  what():  function_attributes(): after cudaFuncGetAttributes: out of memory\n",
+    ):
+        assert _causes(line, book)[0] == ("gpu_oom", pytest.approx(0.8))
+
+
+def test_tensorflows_allocator_map_alone_says_memory_ran_out(book: RuleBook) -> None:
+    # a paste cut to the map BFCAllocator prints after an allocation it could not serve
+    log = "".join(
+        f"I tensorflow/core/common_runtime/bfc_allocator.cc:{line}] {kind} at 0x7f21a4{n:06x} "
+        f"of size {size}\n"
+        for n, (line, kind, size) in enumerate(
+            [(678, "Chunk", 1280), (687, "Free", 4096), (678, "Chunk", 786432), (687, "Free", 2048)]
+        )
+    )
+    assert _causes(log, book)[0] == ("gpu_oom", pytest.approx(0.7))
