@@ -185,6 +185,15 @@ LEADS = {
         "2026/03/01 10:00:00 gpu.go:212: failed to open libcublasLt.so.12 (searched 4 paths)\n",
         "cuda_libs_missing",
     ),
+    # TensorFlow's start-up probe failing with an unknown error, the run going on (on the CPU)
+    "tf-cuinit-unknown-then-runs": (
+        "[10:02:11 - Predict] Loading model weights from /srv/models/basecaller.tar.gz\n"
+        "2025-06-11 10:02:11.480337: E tensorflow/stream_executor/cuda/cuda_driver.cc:271] "
+        "failed call to cuInit: CUDA_ERROR_UNKNOWN: unknown error\n"
+        "[10:02:12 - Predict] Processing 12 long region(s) with batching.\n"
+        "[10:02:14 - BAMFile] Creating pool of 8 BAM file sets.\n",
+        "driver_cuda_mismatch",
+    ),
     # a kernel call trace through the driver, its first line cut off: where, not what
     "kernel-trace-through-nvidia": (
         "[ 812.100231]  _nv043512rm+0x3a/0x60 [nvidia]\n"
