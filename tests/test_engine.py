@@ -454,3 +454,11 @@ def test_progress_with_a_failure_after_it_demotes_nothing(
     )
     assert report.causes[0].confidence == pytest.approx(0.85)
     assert not any("training went on" in n for d in report.causes for n in d.notes)
+
+
+def test_fallbacks_of_one_cause_are_one_diagnosis(general_book: RuleBook) -> None:
+    # the exception and the exit code that follows it name one terminal error
+    report = _explain_text(general_book, "ValueError: bad shape\nworker exited with code 1\n")
+    (diagnosis,) = report.causes
+    assert diagnosis.rule == "t-exception-fallback"
+    assert [e.line for e in diagnosis.evidence] == [1, 2]

@@ -49,8 +49,9 @@ a rule of its own cause (PyTorch's "device-side assert triggered" after the kern
 line) is folded into that rule's diagnosis: one cause, one diagnosis, all its evidence. A
 ``generic`` finding (an error code or Xid recognised from a catalogue) is folded into a
 ``root`` or ``cascade`` of its cause when one fired; a ``fallback`` (the terminal exception,
-signal or exit code named for what it is) likewise, and it is dropped altogether once any
-other rule finds a cause with confidence >= 0.5.
+signal or exit code named for what it is) likewise, or into the strongest fallback of its
+cause (the exception, the exit code and the error line that ended the job are one diagnosis),
+and it is dropped altogether once any other rule finds a cause with confidence >= 0.5.
 
 Survived failures. A finding whose every line the log follows with a success line in the same
 input ("Training complete", "Done", "exit code 0") is something the job went on from: its
@@ -370,6 +371,13 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
         if specific:
             _absorb(max(specific, key=lambda f: f.confidence), finding)
             continue
+        if finding.rule.role is Role.FALLBACK:
+            # Fallbacks of one cause name one terminal error (the exception, the exit code
+            # and the error line that ended the job): one diagnosis, led by the strongest.
+            lead = _strongest(f for f in findings if _same_fallback(f, finding))
+            if lead is not finding:
+                _absorb(lead, finding)
+                continue
         # Two catalogues that both know one line (DCGM's and the driver's "fallen off the
         # bus") make one diagnosis: the first of the most confident takes the other.
         same_line = [
@@ -389,6 +397,15 @@ def _fold_general(findings: list[Finding]) -> list[Finding]:
         for f in kept
     )
     return [f for f in kept if not (likely and f.rule.role is Role.FALLBACK)]
+
+
+def _same_fallback(one: Finding, other: Finding) -> bool:
+    return one.rule.role is Role.FALLBACK and one.rule.cause == other.rule.cause
+
+
+def _strongest(findings: Iterable[Finding]) -> Finding:
+    """The most confident finding; of equals, the one whose first line comes first."""
+    return min(findings, key=lambda f: (-f.confidence, f.first_order, f.rule.id))
 
 
 def _shares_a_line(one: Finding, other: Finding) -> bool:

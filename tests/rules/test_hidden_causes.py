@@ -739,3 +739,56 @@ def test_tensorflows_allocator_map_alone_says_memory_ran_out(book: RuleBook) -> 
         )
     )
     assert _causes(log, book)[0] == ("gpu_oom", pytest.approx(0.7))
+
+
+def test_a_collective_timeout_puts_one_ranks_oom_among_the_candidates(book: RuleBook) -> None:
+    timeout = (
+        "[rank2]:[E1104 02:17:45.118204 40211 ProcessGroupNCCL.cpp:616] [Rank 2] Watchdog caught "
+        "collective operation timeout: WorkNCCL(SeqNum=48213, OpType=ALLREDUCE, NumelIn=1, "
+        "NumelOut=1, Timeout(ms)=600000) ran for 600043 milliseconds before timing out.\n"
+    )
+    causes = _causes(timeout, book)
+    assert causes[0][0] == "nccl_failure"
+    assert [confidence < 0.3 for cause, confidence in causes if cause == "gpu_oom"] == [True]
+    # with the rank's own out-of-memory in the paste, that is the one diagnosis of the cause
+    oom = (
+        "[rank5]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.20 GiB. GPU 5 "
+        "has a total capacity of 79.10 GiB of which 402.00 MiB is free.\n"
+    )
+    both = [cause for cause, _ in _causes(oom + timeout, book)]
+    assert both[0] == "gpu_oom" and both.count("gpu_oom") == 1
+
+
+def test_insufficient_driver_in_a_container_that_found_no_driver(book: RuleBook) -> None:
+    banner = (
+        "WARNING: The NVIDIA Driver was not detected.  GPU functionality will not be available.\n"
+        "   Use the NVIDIA Container Toolkit to start this container with GPU support; see\n"
+    )
+    probe = (
+        "E0611 09:14:02.551209 1 pinned_memory_manager.cc:240] failed to allocate pinned system "
+        "memory: CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    # a server started on the CPU on purpose: leads, the missing driver first
+    causes = _causes(banner + probe, book)
+    assert causes[0][0] == "cuda_libs_missing"
+    assert all(confidence < 0.5 for _, confidence in causes)
+    failed = banner + (
+        "Traceback (most recent call last):\n"
+        '  File "/workspace/serve.py", line 12, in <module>\n'
+        "    model.cuda()\n"
+        "RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version\n"
+    )
+    assert _causes(failed, book)[0] == ("cuda_libs_missing", pytest.approx(0.75))
+    # without the banner the old driver stays the first reading
+    assert _causes(failed.replace(banner, ""), book)[0][0] == "driver_cuda_mismatch"
+
+
+def test_tensorrt_could_not_create_its_cudnn_handle(book: RuleBook) -> None:
+    line = (
+        "2023-05-02 11:40:17.302114: E tensorflow/compiler/tf2tensorrt/utils/trt_logger.cc:40] "
+        "DefaultLogger safeContext.cpp (124) - Cudnn Error in initializeCommonContext: 4 (Could "
+        "not initialize cudnn, please check cudnn installation.)\n"
+    )
+    causes = _causes(line, book)
+    assert causes[0] == ("cudnn_cublas_init", pytest.approx(0.7))
+    assert ("gpu_oom", pytest.approx(0.3)) in causes  # the usual hidden reason, as a lead
