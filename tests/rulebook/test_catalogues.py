@@ -11,6 +11,7 @@ from gpudoctor.errors import RuleErrors
 from gpudoctor.logs.scanner import PatternSpec, Scanner
 from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
 from gpudoctor.rulebook.book import RuleBook
+from gpudoctor.rulebook.catalogues import camel_spellings
 from gpudoctor.rulebook.files import bundled_rules_dir
 from gpudoctor.rulebook.loader import load_file, load_rules
 from gpudoctor.rulebook.model import Role, Rule, Severity
@@ -99,6 +100,39 @@ def test_load_rules_dispatches_catalogues_beside_rule_files(tmp_path: Path) -> N
     (tmp_path / "catalogues" / "demo-errors.yaml").write_text(DEMO.read_text())
     ids = {r.id for r in load_rules([tmp_path]).rules}
     assert ids == {"demo-errors-bad-address", "demo-errors-device-gone"}
+
+
+@pytest.mark.parametrize(
+    ("name", "spellings"),
+    [
+        ("CUDNN_STATUS_ARCH_MISMATCH", ("cudnnStatusArchMismatch", "cudnnArchMismatch")),
+        ("CUFFT_EXEC_FAILED", ("cufftExecFailed",)),
+        ("CUSOLVER_STATUS_BAD_PARAM_NULL_POINTER", (
+            "cusolverStatusBadParamNullPointer", "cusolverBadParamNullPointer",
+        )),
+        ("cudaErrorIllegalAddress", ()),
+        ("NCCL", ()),
+    ],
+)  # fmt: skip
+def test_camel_spellings_of_status_names(name: str, spellings: tuple[str, ...]) -> None:
+    assert camel_spellings(name) == spellings
+
+
+def test_camel_names_let_a_wrapper_s_exception_class_name_the_code(tmp_path: Path) -> None:
+    body = (
+        "catalogue: demo\ntitle: t\n{flag}entries:\n"
+        "  - {{id: arch, names: [DEMO_STATUS_ARCH_MISMATCH], cause: arch_mismatch, meaning: m,"
+        " fix: [f], severity: error, confidence: 0.5}}\n"
+    )
+    line = "raise cudnnExceptions[status]\nlibdemo.demoStatusArchMismatch"
+    for flag, fires in (("camel_names: true\n", True), ("", False)):
+        path = tmp_path / "demo.yaml"
+        path.write_text(body.format(flag=flag))
+        rules, errors = load_file(path)
+        assert errors == []
+        book = RuleBook(tuple(rules))
+        scan = scan_logs([LogInput.from_text("example", line)], make_scanner(book))
+        assert (evaluate_rule(rules[0], scan.hits, {}) is not None) is fires
 
 
 def errors_of(name: str) -> list[str]:

@@ -220,3 +220,59 @@ def test_near_misses_raise_no_gpu_cause(book: RuleBook, text: str) -> None:
 )
 def test_other_gpu_apis_name_the_same_causes(book: RuleBook, text: str, cause: str) -> None:
     assert explain_text(text, book).causes[0].cause == cause
+
+
+@pytest.mark.parametrize(
+    ("text", "cause"),
+    [
+        ("./solver: symbol lookup error: ./solver: undefined symbol: cuMemAddressReserve_v2\n",
+         "driver_cuda_mismatch"),
+        ("    raise cudnnExceptions[status]\nlibcudnn.cudnnStatusArchMismatch\n", "arch_mismatch"),
+        ("  File \"/opt/app/kernels.py\", line 88, in build\n"
+         "cupy_backends.cuda.libs.nvrtc.NVRTCError: NVRTC_ERROR_INVALID_OPTION (5)\n",
+         "arch_mismatch"),
+        ("src/scatter_kernel.cu(57): error: no instance of overloaded function \"atomicAdd\" "
+         "matches the argument list\n"
+         "            argument types are: (__half *, __half)\n"
+         "ninja: build stopped: subcommand failed.\n", "arch_mismatch"),
+        ("Fatal Python error: PyEval_SaveThread: the function must be called with the GIL held, "
+         "but the GIL is released (the current Python thread state is NULL)\n"
+         "Python runtime state: initialized\n", "segfault_native"),
+        ("[2026.03.02-10.11.12:345][  0]LogVulkanRHI: Error: Out of device memory while "
+         "allocating a 64.00MB texture\n"
+         "Signal 11 caught.\n"
+         "Segmentation fault (core dumped)\n", "gpu_oom"),
+    ],
+)  # fmt: skip
+def test_failures_named_by_loaders_compilers_and_wrappers(
+    book: RuleBook, text: str, cause: str
+) -> None:
+    """A driver entry point the loader cannot find, a wrapper's exception class for a cuDNN
+    status, NVRTC refusing its options, an atomic the target architecture lacks, CPython's own
+    fatal error, an engine's GPU memory shortage it then crashed from."""
+    causes = explain_text(text, book).causes
+    assert causes[0].cause == cause
+
+
+def test_nccl_sockets_over_a_bridge_explain_the_system_error(book: RuleBook) -> None:
+    text = (
+        "node-a:3112:3190 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.7<0> "
+        "[1]br-1f2e3d4c5b6a:172.18.0.1<0>\n"
+        "node-a:3112:3190 [0] NCCL INFO Using network Socket\n"
+        "torch.distributed.DistBackendError: NCCL error in: "
+        "../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1275, unhandled system error "
+        "(run with NCCL_DEBUG=INFO for details), NCCL version 2.18.1\n"
+    )
+    causes = explain_text(text, book).causes
+    assert causes[0].rule == "nccl-socket-over-bridge-interfaces"
+    assert causes[0].confidence >= 0.5
+    assert [d.cause for d in causes].count("nccl_failure") == 1
+
+
+def test_nccl_bridge_interfaces_alone_are_a_lead(book: RuleBook) -> None:
+    text = (
+        "node-a:3112:3190 [0] NCCL INFO NET/Socket : Using [0]eth0:10.1.0.7<0> "
+        "[1]veth4a1b2c3:fe80::1%veth4a1b2c3<0>\n"
+    )
+    causes = explain_text(text, book).causes
+    assert causes[0].cause == "nccl_failure" and causes[0].confidence < 0.5

@@ -186,3 +186,33 @@ def test_a_gpu_the_driver_refuses_explains_the_failed_init(book: RuleBook) -> No
     causes = explain_text(text, book).causes
     assert (causes[0].rule, causes[0].cause) == ("nvrm-gpu-not-supported", "arch_mismatch")
     assert all(c.confidence < ALARM for c in causes if c.cause == "xid_hardware")
+
+
+def test_rows_of_the_oom_killer_s_task_table_are_a_memory_kill(book: RuleBook) -> None:
+    text = (
+        "[ 5120.331870] [   1201]     0  1201    11207      633        0      633         0"
+        "   118784      512         -1000 systemd-udevd\n"
+        "[ 5120.331874] [   9312]  1001  9312 21406215 15912011 15903337     8674         0"
+        " 128811008        0             0 python3\n"
+    )
+    cause, confidence = _top(text, book)
+    assert cause == "host_oom" and confidence >= ALARM
+
+
+def test_docker_s_oom_event_is_a_memory_kill(book: RuleBook) -> None:
+    container = "9d1c3b5e7f2a4c6e8b0d1f3a5c7e9b1d3f5a7c9e1b3d5f7a9c1e3b5d7f9a1c3e"
+    text = (
+        f"Type=container  Status=exec_start: cat /health/ready  ID={container}\n"
+        f"Type=container  Status=oom  ID={container}\n"
+        f"Type=container  Status=die  ID={container}\n"
+    )
+    assert _top(text, book)[0] == "host_oom"
+
+
+def test_a_crash_looping_device_plugin_is_a_library_lead(book: RuleBook) -> None:
+    text = (
+        "NAME                                   READY   STATUS             RESTARTS      AGE\n"
+        "nvidia-device-plugin-daemonset-7fq2d   0/1     CrashLoopBackOff   8 (90s ago)   17m\n"
+    )
+    cause, confidence = _top(text, book)
+    assert cause == "cuda_libs_missing" and confidence < ALARM

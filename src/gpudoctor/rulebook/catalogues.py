@@ -8,6 +8,8 @@ cause when one fired (see :class:`gpudoctor.rulebook.model.Role`). The format::
     catalogue: cuda-runtime-errors       # id prefix: rule id = "<catalogue>-<entry id>"
     title: CUDA runtime and driver API errors
     sources: [https://...]               # the references of every generated rule
+    camel_names: true                    # optional: SCREAMING_SNAKE names also match as the
+                                         # lowerCamel spellings of wrappers (see camel_spellings)
     defaults: {severity: error, confidence: 0.6, role: generic}   # cause may be given too
     match:                               # templates (optional; default: '\\b{name}\\b', '{text}')
       - '\\b{name}\\b'                   # {name}: the entry's names, regex-escaped
@@ -60,7 +62,10 @@ from gpudoctor.rulebook.model import Example, Pattern, Role, Rule
 from gpudoctor.rulebook.taxonomy import causes
 
 CATALOGUE_KEY = "catalogue"
-_KEYS = {"catalogue", "title", "sources", "defaults", "match", "examples", "fixes", "entries"}
+_KEYS = {
+    "catalogue", "title", "sources", "camel_names", "defaults", "match", "examples", "fixes",
+    "entries",
+}  # fmt: skip
 _DEFAULT_KEYS = {"severity", "confidence", "role", "cause"}
 _ENTRY_KEYS = {
     "id", "number", "names", "texts", "framed_texts", "framed_names", "cause", "title", "meaning",
@@ -120,6 +125,11 @@ class _CatalogueParser(_RuleParser):
         nodes = yn.sequence_items(entries["entries"].value, self.path, '"entries"')
         items = [self._entry(node) for node in nodes]
         parsed = [e for e in items if e is not None]
+        if "camel_names" in entries and yn.scalar(
+            entries["camel_names"].value, self.path, '"camel_names"', bool
+        ):
+            for entry in parsed:
+                entry.names = _with_camel_spellings(entry.names)
         rules = []
         for index, entry in enumerate(parsed):
             others = [o for o in parsed[index + 1 :] + parsed[:index] if o.names]
@@ -272,6 +282,35 @@ class _CatalogueParser(_RuleParser):
                 pattern_id, suffix = f"{base}{suffix}", suffix + 1
             patterns.append(Pattern(id=pattern_id, regex=regex, location=where))
         return tuple(patterns)
+
+
+_SCREAMING = re.compile(r"[A-Z][A-Z0-9]*(?:_[A-Z0-9]+)+")
+
+
+def camel_spellings(name: str) -> tuple[str, ...]:
+    """The lowerCamel spellings that wrappers give a SCREAMING_SNAKE status name.
+
+    ctypes bindings name their exception classes after the status: libcudnn.py raises
+    ``cudnnStatusArchMismatch`` for CUDNN_STATUS_ARCH_MISMATCH, scikit-cuda ``cublasAllocFailed``
+    for CUBLAS_STATUS_ALLOC_FAILED (without "Status") and ``cufftExecFailed`` for
+    CUFFT_EXEC_FAILED. A name not in that shape has none.
+    """
+    if not _SCREAMING.fullmatch(name):
+        return ()
+    head, *words = name.split("_")
+
+    def camel(parts: list[str]) -> str:
+        return head.lower() + "".join(w.capitalize() for w in parts)
+
+    without_status = [w for w in words if w != "STATUS"]
+    spellings = [camel(words)]
+    if without_status and without_status != words:
+        spellings.append(camel(without_status))
+    return tuple(spellings)
+
+
+def _with_camel_spellings(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(dict.fromkeys([*names, *(s for n in names for s in camel_spellings(n))]))
 
 
 def _values(entry: _Entry) -> dict[str, tuple[str, ...]]:
