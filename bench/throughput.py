@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -31,13 +30,11 @@ from _common import gpudoctor_command, have, peak_rss_of, run_timed, write_train
 from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 
-_ERE_REWRITES = [
-    (re.compile(r"\(\?P<\w+>"), "("),
-    (re.compile(r"\(\?:"), "("),
-    (re.compile(r"\(\?i\)"), ""),
-    (re.compile(r"\\d"), "[0-9]"),
-    (re.compile(r"([*+?}])\?"), r"\1"),
-]
+_OUTSIDE = {"d": "[0-9]", "D": "[^0-9]"}
+"""RE2 escapes outside a bracket that GNU grep -E lacks (it has \\s, \\S, \\w, \\W, \\b)."""
+_INSIDE = {"w": "[:alnum:]_", "d": "0-9", "s": "[:space:]", "t": "\t", "n": "", "r": ""}
+"""RE2 escapes inside a bracket as POSIX bracket items (a line never holds a newline; the
+negated classes \\S, \\W, \\D have no POSIX form inside a bracket and are left out)."""
 
 
 FIXED_STRINGS = (
@@ -48,10 +45,82 @@ FIXED_STRINGS = (
 
 
 def ere(pattern: str) -> str:
-    """An RE2 pattern approximated in POSIX ERE (GNU grep accepts \\s, \\S, \\w, \\b)."""
-    for regex, replacement in _ERE_REWRITES:
-        pattern = regex.sub(replacement, pattern)
-    return pattern
+    """An RE2 pattern approximated in POSIX ERE, as GNU ``grep -E`` reads it.
+
+    Group syntax becomes a plain group, inline flags and lazy quantifiers are dropped (grep
+    has neither), ``\\d`` becomes ``[0-9]``, and a bracket's escapes become POSIX bracket items
+    (in POSIX a backslash inside a bracket is a literal: ``[\\w.\\-]`` is read as a range from
+    ``\\`` and fails). An approximation for timing, not a translation that keeps meaning.
+    """
+    out: list[str] = []
+    i = 0
+    while i < len(pattern):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            out.append(_OUTSIDE.get(escaped, char + escaped))
+            i += 2
+        elif char == "[":
+            bracket, i = _bracket(pattern, i)
+            out.append(bracket)
+        elif pattern.startswith("(?P<", i):
+            i = pattern.index(">", i) + 1
+            out.append("(")
+        elif pattern.startswith("(?:", i):
+            out.append("(")
+            i += 3
+        elif pattern.startswith("(?", i):
+            flags_end = min(pattern.index(c, i) for c in ":)" if c in pattern[i:])
+            if pattern[flags_end] == ":":  # a group with flags, (?i:...): a plain group
+                out.append("(")
+            i = flags_end + 1  # an inline flag, (?i): dropped
+        elif char == "?" and out and out[-1] in ("*", "+", "?", "}"):
+            i += 1  # lazy quantifier
+        else:
+            out.append(char)
+            i += 1
+    return "".join(out)
+
+
+def _bracket(pattern: str, start: int) -> tuple[str, int]:
+    """The bracket expression at ``start`` in POSIX form, and the index after it."""
+    i = start + 1
+    negated = pattern.startswith("^", i)
+    i += negated
+    items: list[str] = []
+    closing_bracket = hyphen = caret = False
+    first = True
+    while i < len(pattern) and (pattern[i] != "]" or first):
+        char = pattern[i]
+        if char == "\\" and i + 1 < len(pattern):
+            escaped = pattern[i + 1]
+            if escaped in _INSIDE:
+                items.append(_INSIDE[escaped])
+            elif escaped == "]":
+                closing_bracket = True
+            elif escaped == "-":
+                hyphen = True
+            elif escaped == "^":
+                caret = True
+            elif escaped not in "SWD":
+                items.append(escaped)
+            i += 2
+        elif char == "[" and pattern.startswith("[:", i):
+            end = pattern.index(":]", i) + 2
+            items.append(pattern[i:end])
+            i = end
+        elif char == "^":
+            caret = True
+            i += 1
+        else:
+            items.append(char)
+            i += 1
+        first = False
+    body = ("]" if closing_bracket else "") + "".join(items) + ("^" if caret else "")
+    body += "-" if hyphen else ""
+    if not body:
+        return ("." if negated else "[[:cntrl:]]"), i + 1
+    return "[" + ("^" if negated else "") + body + "]", i + 1
 
 
 def _timed_with_env(command: list[str], env: dict[str, str]) -> float:
@@ -102,6 +171,8 @@ def main() -> None:
             # matcher for hundreds of patterns slows to well under 1 MB/s).
             grep = ["env", "LC_ALL=C", "grep", "-E", "-c", "-f", str(patterns), str(log)]
             check = subprocess.run(grep, capture_output=True, text=True)
+            if check.returncode > 1:
+                sys.exit(f"grep refused the translated patterns: {check.stderr.strip()}")
             grep_time, _ = run_timed(grep, pipe=True)
             print(f"grep -E -f:        {grep_time:.2f} s = {mb / grep_time:.0f} MB/s "
                   f"({check.stdout.strip()} matching lines)")  # fmt: skip
