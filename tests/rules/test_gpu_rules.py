@@ -276,3 +276,65 @@ def test_nccl_bridge_interfaces_alone_are_a_lead(book: RuleBook) -> None:
     )
     causes = explain_text(text, book).causes
     assert causes[0].cause == "nccl_failure" and causes[0].confidence < 0.5
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "rule"),
+    [
+        (" 12%|#2        | 3/25 [00:04<00:31, 1.42s/it]LLVM ERROR: Cannot select: intrinsic "
+         "%llvm.nvvm.shfl.sync.bfly.i32\n", "arch_mismatch", "torch-gpu-arch-unsupported"),
+        ("ERROR: Your GPU does not support Int8 Matmul!\n"
+         "python3: /build/bnb/csrc/ops.cu:412: int igemmlt(cublasLtHandle_t, int, int, int): "
+         "Assertion `false' failed.\n", "arch_mismatch", "torch-gpu-arch-unsupported"),
+        ("2026-02-03 11:20:41.118204: W tensorflow/compiler/xla/stream_executor/platform/default/"
+         "dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.8'; dlerror: "
+         "libnvrtc.so.12: cannot open shared object file: No such file or directory\n"
+         "2026-02-03 11:20:41.118290: F tensorflow/compiler/tf2tensorrt/stub/nvinfer_stub.cc:49] "
+         "getInferLibVersion symbol not found.\n"
+         "Aborted (core dumped)\n", "cuda_libs_missing", "cuda-libs-missing"),
+        ("building 'fastconv._C' extension\n"
+         "csrc/conv_cudnn.cu:3:10: fatal error: cudnn.h: No such file or directory\n"
+         "error: command '/usr/local/cuda/bin/nvcc' failed with exit code 1\n",
+         "cuda_libs_missing", "cuda-toolkit-not-found"),
+        ("Unhandled Exception: System.ApplicationException: CUDA error occurred while copying "
+         "the results back: out of memory\n", "gpu_oom", None),
+        ("2026-04-02 08:14:21,551\tWARNING algorithm.py:811 -- Worker crashed during call to "
+         "`step_attempt()`. To try to continue training without failed worker(s), set "
+         "`ignore_worker_failures=True`.\n", "host_oom", "ray-worker-died-unexpectedly"),
+    ],
+)  # fmt: skip
+def test_terminal_errors_of_jit_compilers_builds_and_wrappers(
+    book: RuleBook, text: str, cause: str, rule: str | None
+) -> None:
+    """LLVM's selector failing on an NVPTX intrinsic, bitsandbytes' int8 refusal before its
+    assert, TensorFlow's TensorRT stub aborting, a build missing cuDNN's header, a wrapper that
+    says when the CUDA error occurred, a Ray worker that died without an error."""
+    first = explain_text(text, book).causes[0]
+    assert first.cause == cause
+    if rule is not None:
+        assert first.rule == rule
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # TF-TRT's probe at import, nothing needing TensorRT afterwards
+        "2026-02-03 11:20:41.118204: W tensorflow/compiler/xla/stream_executor/platform/default/"
+        "dso_loader.cc:64] Could not load dynamic library 'libnvinfer.so.8'; dlerror: "
+        "libnvrtc.so.12: cannot open shared object file: No such file or directory\n"
+        "Epoch 1/10\n",
+        # an extension written for a torch that still had THC
+        "csrc/ext.cpp:4:10: fatal error: THC/THC.h: No such file or directory\n",
+        # CMake finding the header is not a failure
+        "-- Found CUDNN: /usr/include/cudnn.h\n",
+    ],
+)
+def test_loader_and_header_look_alikes_raise_no_gpu_cause(book: RuleBook, text: str) -> None:
+    assert [d for d in explain_text(text, book).causes if d.confidence >= 0.5] == []
+
+
+def test_host_assertion_is_a_native_abort_with_its_condition(book: RuleBook) -> None:
+    text = "python3: /src/ext/pool.cpp:88: void Pool::release(int): Assertion `slot < cap' failed.\n"
+    first = explain_text(text, book).causes[0]
+    assert first.cause == "segfault_native"
+    assert "slot < cap" in first.summary
