@@ -334,7 +334,7 @@ def test_loader_and_header_look_alikes_raise_no_gpu_cause(book: RuleBook, text: 
 
 
 def test_host_assertion_is_a_native_abort_with_its_condition(book: RuleBook) -> None:
-    text = "python3: /src/ext/pool.cpp:88: void Pool::release(int): Assertion `slot < cap' failed.\n"
+    text = "python3: /src/pool.cpp:88: void Pool::release(int): Assertion `slot < cap' failed.\n"
     first = explain_text(text, book).causes[0]
     assert first.cause == "segfault_native"
     assert "slot < cap" in first.summary

@@ -221,3 +221,21 @@ def test_slurm_memory_limit_with_a_killed_task_is_a_memory_kill() -> None:
     causes = explain_text(text, load_rulebook([])).causes
     assert causes[0].cause == "host_oom"
     assert causes[0].confidence >= 0.5
+
+
+def test_missing_main_guard_is_named_below_an_alarm_with_the_program_bug_beside_it() -> None:
+    """Spawn's bootstrapping error is certain about what happened and not about which cause
+    to file it under (a worker failure or the program's own bug): labellers of real logs
+    split, so it ranks first as a lead, not an alarm, with the application error listed."""
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "<string>", line 1, in <module>\n'
+        '  File "C:\\Python311\\Lib\\multiprocessing\\spawn.py", line 122, in spawn_main\n'
+        "RuntimeError:\n"
+        "        An attempt has been made to start a new process before the\n"
+        "        current process has finished its bootstrapping phase.\n"
+    )
+    causes = explain_text(text, load_rulebook()).causes
+    assert causes[0].rule == "multiprocessing-spawn-bootstrap"
+    assert causes[0].confidence < 0.5
+    assert "app_exception" in [d.cause for d in causes[:3]]
