@@ -338,3 +338,41 @@ def test_host_assertion_is_a_native_abort_with_its_condition(book: RuleBook) -> 
     first = explain_text(text, book).causes[0]
     assert first.cause == "segfault_native"
     assert "slot < cap" in first.summary
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "rule"),
+    [
+        ("RuntimeError: No compatible CUDA binary found at /srv/venv/lib/python3.12/site-packages/"
+         "bitsandbytes/libbitsandbytes_cuda129.so\n", "cuda_libs_missing",
+         "bitsandbytes-cuda-setup-failed"),
+        ("🚨 CUDA SETUP ERROR: Missing dependency: libcublasLt.so.12 🚨\n"
+         "CUDA 12.x runtime libraries were not found in the LD_LIBRARY_PATH.\n",
+         "cuda_libs_missing", "bitsandbytes-cuda-setup-failed"),
+        ("deepspeed.ops.op_builder.builder.MissingCUDAException: Unable to run "
+         "/opt/cuda/bin/nvcc, unable to compile CUDA op(s): [Errno 2] No such file or directory\n",
+         "cuda_libs_missing", "cuda-toolkit-not-found"),
+        ("RuntimeError: Workspace can't be allocated, no enough memory.\n", "gpu_oom",
+         "cuda-raw-oom"),
+        ("Cuda failure csrc/includes/context.h:52: 'out of memory'\n", "gpu_oom",
+         "cuda-runtime-errors-memory-allocation"),
+        ('time=2026-05-02T09:12:44.118Z level=WARN source=amd_linux.go:470 msg="dropping ROCm '
+         'device — no rocblas support for gfx target" id=0 gfx=gfx1032\n', "arch_mismatch",
+         "rocm-no-kernels-for-gpu"),
+        ("numba.cuda.cudadrv.error.CudaDriverError: Driver missing function: cuLibraryLoadData\n",
+         "driver_cuda_mismatch", "cuda-driver-too-old"),
+        ("numba.cuda.cudadrv.error.NvvmSupportError: libNVVM is not available\n",
+         "cuda_libs_missing", "cuda-libs-missing"),
+        ("FileNotFoundError: Unable to find cuda_runtime.h from /opt/cuda-12.6/include\n",
+         "cuda_libs_missing", "cuda-toolkit-not-found"),
+    ],
+)  # fmt: skip
+def test_messages_in_the_formats_of_the_libraries_sources(
+    book: RuleBook, text: str, cause: str, rule: str | None
+) -> None:
+    """bitsandbytes' binary selection and dependency report, DeepSpeed's op builder, inference
+    workspace and CUDA check, Ollama's ROCm discovery, numba-cuda's driver and NVVM bindings."""
+    first = explain_text(text, book).causes[0]
+    assert first.cause == cause
+    if rule is not None:
+        assert first.rule == rule
