@@ -35,6 +35,13 @@ def book() -> RuleBook:
          "distributed-rendezvous-timeout"),
         (" 40%|####      | 2/5 [00:03<00:04, 1.50s/it]LLVM ERROR: Cannot select: intrinsi",
          "torch-gpu-arch-unsupported"),
+        ("node-2:4410:4471 [1] misc/shmutils.cc:72 NCCL WARN Error: failed to extend "
+         "/dev/shm/nccl-Qx81Ta", "nccl-shm-segment-failed"),
+        ("gpu-b:7120:7120 [0] init.cc:871 NCCL WARN Duplicate GPU detected : rank 5 and rank 1 "
+         "both", "nccl-duplicate-gpu"),
+        ("I tensorflow/core/common_runtime/gpu/gpu_device.cc:1700] Ignoring visible gpu device "
+         "(device: 0, name: Quadro K2200, pci bus id: 0000:03:00.0, compute capability: 5.0) "
+         "with Cuda compute capability 5.0. T", "torch-gpu-arch-unsupported"),
     ],
 )  # fmt: skip
 def test_a_line_cut_after_its_signature_still_fires(book: RuleBook, text: str, rule: str) -> None:
@@ -46,3 +53,14 @@ def test_the_cut_assertion_keeps_what_was_kept_of_its_condition(book: RuleBook) 
     first = explain_text(text, book).causes[0]
     assert first.rule == "native-abort"
     assert "slot < cap" in first.summary
+
+
+def test_tensorflow_ignoring_a_gpu_for_its_core_count_is_not_its_architecture(
+    book: RuleBook,
+) -> None:
+    text = (
+        "I tensorflow/core/common_runtime/gpu/gpu_device.cc:1700] Ignoring visible gpu device "
+        "(device: 0, name: Quadro K2200, pci bus id: 0000:03:00.0, compute capability: 5.0) with "
+        "core count: 5. The minimum required count is 8.\n"
+    )
+    assert "arch_mismatch" not in [d.cause for d in explain_text(text, book).causes]
