@@ -411,6 +411,57 @@ def test_only_means_no_other_pattern_of_the_rule_matched(
     assert finding.confidence == pytest.approx(confidence)
 
 
+FOLLOWED_RULE = """\
+id: t-followed
+cause: host_oom
+title: t
+severity: error
+role: root
+confidence: 0.5
+patterns:
+  - {id: loading, regex: 'LOADING'}
+  - {id: prompt, regex: '^PROMPT$'}
+conditions:
+  - 'followed_by("loading", "prompt")'
+summary: s
+fix: [f]
+references: [https://example.org]
+examples: {match: ["LOADING\\nPROMPT"], no_match: ['x']}
+"""
+
+
+@pytest.mark.parametrize(
+    ("text", "fires"),
+    [
+        ("LOADING\nPROMPT", True),
+        ("PROMPT\nstart\nLOADING 1\nLOADING 2\nPROMPT", True),  # the last loading line
+        ("LOADING\nLoaded.\nPROMPT", False),  # a line between: the program went on
+        ("PROMPT\nLOADING", False),  # the prompt before it
+    ],
+)
+def test_followed_by_means_on_the_very_next_line(tmp_path: Path, text: str, fires: bool) -> None:
+    from gpudoctor.engine import evaluate_rule
+    from gpudoctor.rulebook.loader import load_rules
+
+    path = tmp_path / "t-followed.yaml"
+    path.write_text(FOLLOWED_RULE)
+    [rule] = load_rules([path]).rules
+    scan = scan_logs([LogInput.from_text("t", text)], make_scanner(RuleBook((rule,))))
+    assert (evaluate_rule(rule, scan.hits, {}) is not None) is fires
+
+
+def test_followed_by_does_not_cross_inputs(tmp_path: Path) -> None:
+    from gpudoctor.engine import evaluate_rule
+    from gpudoctor.rulebook.loader import load_rules
+
+    path = tmp_path / "t-followed.yaml"
+    path.write_text(FOLLOWED_RULE)
+    [rule] = load_rules([path]).rules
+    logs = [LogInput.from_text("a", "LOADING"), LogInput.from_text("b", "x\nPROMPT")]
+    scan = scan_logs(logs, make_scanner(RuleBook((rule,))))
+    assert evaluate_rule(rule, scan.hits, {}) is None
+
+
 def test_a_failure_training_went_on_from_is_demoted(general_book: RuleBook) -> None:
     survived = _explain_text(
         general_book,

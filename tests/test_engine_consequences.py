@@ -78,6 +78,20 @@ def test_consequences_do_not_explain_each_other_unless_listed(tmp_path: Path) ->
     ]
 
 
+def test_an_earlier_failure_of_any_cause_explains_the_native_crash_after_it(tmp_path: Path) -> None:
+    report = _explain(tmp_path, [NCCL, NATIVE], "NCCL timeout\nAborted\n")
+    assert [(d.rule, d.explained_by) for d in report.causes] == [
+        ("t-nccl", ()),
+        ("t-abort", ("t-nccl",)),
+    ]
+    likely_app = {**APP, "confidence": 0.5}
+    report = _explain(tmp_path / "app", [likely_app, NATIVE], "ValueError: x\nAborted\n")
+    assert report.causes[0].rule == "t-app"
+    # a weak lead before it explains nothing
+    report = _explain(tmp_path / "weak", [APP, NATIVE], "ValueError: x\nAborted\n")
+    assert [(d.rule, d.explained_by) for d in report.causes] == [("t-abort", ()), ("t-app", ())]
+
+
 def test_an_earlier_consequence_that_lists_its_explainer_stays_the_root(tmp_path: Path) -> None:
     nccl = {**NCCL, "explains": "explains: [host_oom]\n"}
     report = _explain(tmp_path, [KILLED, nccl], "NCCL timeout\nKilled\n")

@@ -41,7 +41,10 @@ consequence and whose role is not ``cascade`` or ``fallback`` explains every fin
 another cause that is a consequence cause or has the ``cascade`` role, without listing it in
 ``explains``: a cascade is ranked below every likely non-cascade cause. ``explains`` lists
 only what this implicit rule does not cover (specific rule ids, causes that are not
-consequences). When two findings explain each other, the earlier one stays the root.
+consequences). A native crash (the ending causes of the taxonomy) is explained, besides, by a
+likely failure of any other cause reported before it, a consequence cause too: "invalid device
+ordinal" printed before "Segmentation fault" is the story, the segfault its end. When two
+findings explain each other, the earlier one stays the root.
 
 Merging. Confirmations of one cause count once: they are gathered into the strongest of them,
 which then confirms the strongest root of that cause (or stands alone). A finding explained by
@@ -79,7 +82,7 @@ from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.report import Diagnosis, Evidence, FactValue
 from gpudoctor.rulebook.conditions import Evaluator, names_in
 from gpudoctor.rulebook.model import MatchMode, Role, Rule
-from gpudoctor.rulebook.taxonomy import consequence_causes
+from gpudoctor.rulebook.taxonomy import ENDING_CAUSES, consequence_causes
 from gpudoctor.templates import render_template, template_names
 
 MAX_EVIDENCE = 4
@@ -190,12 +193,20 @@ def _pattern_functions(
 ) -> dict[str, Any]:
     """The functions conditions use to look across a rule's patterns and lines:
     ``matched(p)``, ``count(p)``, ``only(p, ...)`` (some of these patterns matched and no other
-    pattern of the rule did), and ``first(p, name)`` / ``last(p, name)``, a capture of the
-    first or last line pattern ``p`` matched (``None`` when there is none)."""
+    pattern of the rule did), ``first(p, name)`` / ``last(p, name)``, a capture of the
+    first or last line pattern ``p`` matched (``None`` when there is none), and
+    ``followed_by(p, q)``, a line of ``q`` on the line right after one of ``p``."""
 
     def capture(pattern_id: str, name: str, index: int) -> object | None:
         found = events.get(pattern_id) or []
         return found[index].captures.get(name) if found else None
+
+    def followed_by(before: str, after: str) -> bool:
+        starts = {event.order for event in events.get(before) or []}
+        return any(
+            (source, line - 1) in starts
+            for source, line in (event.order for event in events.get(after) or [])
+        )
 
     return {
         "matched": lambda pid: counts.get(pid, 0) > 0,
@@ -206,6 +217,7 @@ def _pattern_functions(
         ),
         "first": lambda pid, name: capture(pid, name, 0),
         "last": lambda pid, name: capture(pid, name, -1),
+        "followed_by": followed_by,
     }
 
 
@@ -520,11 +532,17 @@ def _root_of_mutual(finding: Finding, other: Finding) -> bool:
 
 def _explains_implicitly(other: Finding, finding: Finding, consequences: frozenset[str]) -> bool:
     """A cause that is not itself a consequence nor a cascade explains every finding of a
-    consequence cause (taxonomy ``consequences``) and every cascade, of another cause."""
-    if other.rule.cause in consequences or other.rule.role in (Role.CASCADE, Role.FALLBACK):
+    consequence cause (taxonomy ``consequences``) and every cascade, of another cause; a
+    failure of any other cause reported before it explains how the process ended
+    (:data:`~gpudoctor.rulebook.taxonomy.ENDING_CAUSES`)."""
+    if other.rule.role in (Role.CASCADE, Role.FALLBACK) or other.rule.cause == finding.rule.cause:
         return False
-    if other.rule.cause == finding.rule.cause:
-        return False
+    if other.rule.cause in consequences:
+        return (
+            finding.rule.cause in ENDING_CAUSES
+            and other.rule.cause not in ENDING_CAUSES
+            and other.first_order < finding.first_order
+        )
     return finding.rule.cause in consequences or finding.rule.role is Role.CASCADE
 
 

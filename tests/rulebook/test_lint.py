@@ -182,6 +182,7 @@ def name_findings(tmp_path: Path, condition: str) -> list[str]:
         "'gpu_temperature == None or gpu_temperature > 80'",  # a fact
         '\'matched("epoch") and count("oom") >= 1 and first("oom", "step") < 9\'',
         '\'only("oom") or only("epoch", "oom")\'',
+        '\'followed_by("oom", "epoch")\'',
         "'any(x > 3 for x in [step]) and version(driver_version) >= version(\"525\")'",
     ],
 )
@@ -216,6 +217,16 @@ def test_known_names_pass(tmp_path: Path, condition: str) -> None:
             '\'only("oom", "epok")\'',
             '15:6: error: condition: only(): no pattern "epok" in this rule '
             "(its patterns: epoch, oom) [unknown-pattern-id]",
+        ),
+        (
+            '\'followed_by("oom", "epok")\'',
+            '15:6: error: condition: followed_by(): no pattern "epok" in this rule '
+            "(its patterns: epoch, oom) [unknown-pattern-id]",
+        ),
+        (
+            "'followed_by(\"oom\")'",
+            "15:6: error: condition: followed_by(): takes 2 quoted argument(s) "
+            "[unknown-pattern-id]",
         ),
         (
             "'only()'",

@@ -376,3 +376,54 @@ def test_messages_in_the_formats_of_the_libraries_sources(
     assert first.cause == cause
     if rule is not None:
         assert first.rule == rule
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "rule"),
+    [
+        # older NVRTC without the builtins library's name
+        ("Could not find nvcc. Using runtime compiler.\n"
+         "exception: Error compiling program: nvrtc: error: failed to load builtins for "
+         "compute_86.\n", "cuda_libs_missing", "cuda-libs-missing"),
+        # a run-time link by a program whose nvJitLink is older than its device code
+        ("JIT link of the kernels failed\n"
+         "ERROR 4 in nvvmAddNVVMContainerToProgram, may need newer version of nvJitLink library\n"
+         "nvJitLink error: Internal error\nAborted (core dumped)\n",
+         "cuda_libs_missing", "cuda-build-version-mismatch"),
+        # the shell's prompt right after a model started loading: the process vanished
+        ("PS D:\\work\\chat> python .\\chat.py --model mixtral-8x7b\n"
+         "Loading checkpoint shards:   0%|          | 0/19 [00:00<?, ?it/s]\n"
+         "PS D:\\work\\chat>\n", "host_oom", "silent-exit-while-loading-model"),
+        # kubectl describe node, the allocatable line pointed at in the paste
+        ("Capacity:\n  cpu:   64\n  nvidia.com/gpu:   4\nAllocatable:\n  cpu:   63\n"
+         "  nvidia.com/gpu:   3     <-- why?\n", "xid_hardware", "k8s-gpu-unhealthy-allocatable"),
+        # an MD reporter whose energy leapt and stayed
+        ("#\"Step\",\"Potential Energy (kJ/mole)\",\"Temperature (K)\"\n"
+         "20000,-81234.5,301.2\n21000,-81190.7,300.8\n22000,4.1e+22,8.2e+13\n"
+         "23000,9.4e+21,8.1e+13\n", "nan_blowup", "numeric-table-exploded"),
+        # Ray's warning about a 64 MiB /dev/shm, where the log ends before the failure
+        ("2026-04-11 10:02:13,551\tWARNING services.py:2009 -- WARNING: The object store is using "
+         "/tmp instead of /dev/shm because /dev/shm has only 67108864 bytes available. This will "
+         "harm performance!\nINFO 04-11 10:02:15 llm_engine.py:98] Initializing an LLM engine\n",
+         "shm_exhausted", "dev-shm-small-in-log"),
+    ],
+)  # fmt: skip
+def test_formats_and_shapes_of_the_thirty_first_round(
+    book: RuleBook, text: str, cause: str, rule: str
+) -> None:
+    """NVRTC's nameless builtins failure, an nvJitLink too old for its code, a process that
+    returned to the shell while loading, a GPU withdrawn from allocatable, a table of values
+    that blew up, a container's small /dev/shm."""
+    first = explain_text(text, book).causes[0]
+    assert (first.cause, first.rule) == (cause, rule)
+
+
+def test_a_small_dev_shm_is_a_lead_and_a_large_one_nothing(book: RuleBook) -> None:
+    warning = (
+        "WARNING: The object store is using /tmp instead of /dev/shm because /dev/shm has only "
+        "{} bytes available. This will harm performance!\n"
+    )
+    small = explain_text(warning.format(67108864), book).causes
+    assert small[0].rule == "dev-shm-small-in-log" and small[0].confidence < 0.5
+    large = explain_text(warning.format(2147483648), book).causes
+    assert "dev-shm-small-in-log" not in [d.rule for d in large]

@@ -239,3 +239,45 @@ def test_missing_main_guard_is_named_below_an_alarm_with_the_program_bug_beside_
     assert causes[0].rule == "multiprocessing-spawn-bootstrap"
     assert causes[0].confidence < 0.5
     assert "app_exception" in [d.cause for d in causes[:3]]
+
+
+def test_an_arch_warning_whose_own_list_has_a_cubin_for_the_gpu_is_no_alarm() -> None:
+    """PyTorch releases before 1.13 warned whenever the GPU's exact architecture was not in
+    the build's list; sm_70 cubins run on a 7.5 GPU. Without sm_70 (only PTX) it stays."""
+    warning = (
+        "UserWarning:\nTesla T4 with CUDA capability sm_75 is not compatible with the current "
+        "PyTorch installation.\nThe current PyTorch install supports CUDA capabilities {}.\n"
+    )
+    book = load_rulebook()
+    covered = explain_text(warning.format("sm_37 sm_50 sm_60 sm_61 sm_70 compute_70"), book)
+    assert covered.causes[0].cause == "arch_mismatch" and covered.causes[0].confidence < 0.3
+    ptx_only = explain_text(warning.format("sm_37 sm_50 sm_60 sm_61 compute_61"), book)
+    assert ptx_only.causes[0].cause == "arch_mismatch" and ptx_only.causes[0].confidence >= 0.9
+
+
+def test_fbgemm_dll_failing_to_load_is_a_lead_not_a_missing_cuda_library() -> None:
+    """torch's CPU matrix library lacks the OpenMP runtime, not a CUDA DLL."""
+    text = (
+        "ERROR    Could not load torch: [WinError 126] The specified module could not be found. "
+        'Error loading "C:\\sd\\venv\\lib\\site-packages\\torch\\lib\\fbgemm.dll" or one of its '
+        "dependencies.\n"
+    )
+    first = explain_text(text, load_rulebook()).causes[0]
+    assert first.cause == "cuda_libs_missing" and first.confidence < 0.5
+    shm = text.replace("fbgemm.dll", "shm.dll")
+    assert explain_text(shm, load_rulebook()).causes[0].confidence >= 0.5
+
+
+def test_an_invalid_device_ordinal_before_a_segfault_is_the_story() -> None:
+    """The program asked for a GPU that is not there, and crashed after: the segfault is how it
+    ended, not why."""
+    text = (
+        "[Error] [carb.gym.plugin] Gym cuda error: invalid device ordinal: "
+        "../source/plugins/gym/impl/GymPhysX.cu: 512\n"
+        "[Error] [carb.gym.plugin] Failed to acquire the state tensor\n"
+        "Segmentation fault (core dumped)\n"
+    )
+    causes = explain_text(text, load_rulebook()).causes
+    assert causes[0].cause == "app_exception"
+    segfault = next(d for d in causes if d.cause == "segfault_native")
+    assert segfault.confidence < 0.5 and segfault.explained_by

@@ -19,9 +19,12 @@ Semantics rule authors rely on:
   ``count("pattern_id")`` (did, and how often did, one of the rule's patterns match),
   ``first("pattern_id", "capture")`` and ``last("pattern_id", "capture")`` (a capture of the
   first or last line that pattern matched, e.g. the epoch a job had reached),
+  ``followed_by("pattern_a", "pattern_b")`` (a line of ``pattern_b`` comes right after one of
+  ``pattern_a``, on the next line),
   ``gib(n)``/``mib(n)`` (bytes), ``tensor_device(type_name)`` (the device a PyTorch tensor
-  type names), ``str``, ``int``, ``float``, ``round``, ``len``, ``min``, ``max``, ``abs``,
-  ``any``, ``all``.
+  type names), ``arch_native(capability, arch_list)`` (whether those architectures include a
+  cubin that runs on that GPU), ``str``, ``int``, ``float``, ``round``, ``len``, ``min``,
+  ``max``, ``abs``, ``any``, ``all``.
 """
 
 from __future__ import annotations
@@ -63,12 +66,32 @@ def tensor_device(type_name: object) -> str | None:
     return next((device for device in TENSOR_DEVICES if device in lowered), "cpu")
 
 
+def arch_native(capability: object, arch_list: object) -> bool | None:
+    """Whether ``arch_list`` (``"sm_60 sm_70 compute_70"``) holds a cubin that runs on a GPU of
+    ``capability`` (``"75"``, ``"sm_75"``, ``"7.5"``): one of the same major version and a
+    minor no higher (sm_70 runs on 7.5). PTX does not count: a build's PTX is often only for its
+    oldest architecture, and its libraries' kernels may have none. ``None`` when either is
+    missing or not an architecture."""
+    if not isinstance(capability, str | int) or not isinstance(arch_list, str):
+        return None
+    from gpudoctor.compat.archs import ArchList, ArchStatus, arch_supported
+
+    archs = ArchList.from_strings(arch_list)
+    if not archs.all:
+        return None
+    try:
+        return arch_supported(str(capability), archs).status is ArchStatus.NATIVE
+    except ValueError:
+        return None
+
+
 BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
     "version": _version,
     "gib": lambda n: n * (1 << 30),
     "mib": lambda n: n * (1 << 20),
     "size": format_size,  # bytes as text, "2.00 GiB", for derived values
     "tensor_device": tensor_device,
+    "arch_native": arch_native,
     "str": str,
     "int": int,
     "float": float,
@@ -82,9 +105,10 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
-PATTERN_FUNCTIONS = ("matched", "count", "only", "first", "last")
+PATTERN_FUNCTIONS = ("matched", "count", "only", "first", "last", "followed_by")
 """Functions the engine adds for a rule with patterns; each takes pattern ids of the rule
-(``only`` one or more, ``first`` and ``last`` one and a capture name, the others one)."""
+(``only`` one or more, ``first`` and ``last`` one and a capture name, ``followed_by`` two, the
+others one)."""
 
 COMPOUND_FUNCTIONS = ("list", "tuple", "dict", "set")
 """Constructors the evaluator adds for its compound types."""

@@ -298,9 +298,9 @@ def check_unknown_function(view: RuleView) -> Iterator[Problem]:
 
 
 def check_unknown_pattern_id(view: RuleView) -> Iterator[Problem]:
-    """``matched``, ``count``, ``only``, ``first`` or ``last`` given something other than quoted
-    ids of the rule's own patterns, or ``first``/``last`` asked for a capture that pattern
-    does not have: the answer would always be false, 0 or ``None``."""
+    """``matched``, ``count``, ``only``, ``first``, ``last`` or ``followed_by`` given something
+    other than quoted ids of the rule's own patterns, or ``first``/``last`` asked for a capture
+    that pattern does not have: the answer would always be false, 0 or ``None``."""
     for what, expression in view.expressions():
         for call in _calls(expression):
             if not (isinstance(call.func, ast.Name) and call.func.id in PATTERN_FUNCTIONS):
@@ -327,20 +327,21 @@ def check_unknown_example_fact(view: RuleView) -> Iterator[Problem]:
 def _pattern_call_problem(view: RuleView, call: ast.Call) -> str | None:
     arguments = [a.value if isinstance(a, ast.Constant) else None for a in call.args]
     name = call.func.id  # type: ignore[attr-defined]
-    wanted = 2 if name in ("first", "last") else 1
+    wanted = 2 if name in ("first", "last", "followed_by") else 1
+    ids = arguments if name in ("only", "followed_by") else arguments[:1]
     if name == "only":
         if not call.args or call.keywords:
             return "takes one or more quoted pattern ids"
     elif len(call.args) != wanted or call.keywords:
         return f"takes {wanted} quoted argument(s)"
-    for pattern_id in arguments if name == "only" else arguments[:1]:
+    for pattern_id in ids:
         if not isinstance(pattern_id, str):
             return "the pattern id must be written in quotes"
         if pattern_id not in view.captures:
-            ids = ", ".join(sorted(view.captures)) or "none"
-            return f'no pattern "{pattern_id}" in this rule (its patterns: {ids})'
+            known = ", ".join(sorted(view.captures)) or "none"
+            return f'no pattern "{pattern_id}" in this rule (its patterns: {known})'
     pattern_id = str(arguments[0])
-    if wanted == 2:
+    if name in ("first", "last"):
         capture = arguments[1]
         if not isinstance(capture, str):
             return "the capture name must be written in quotes"

@@ -44,6 +44,12 @@ CONSEQUENCE_CAUSES = frozenset(
 """Causes that are usually the consequence of another failure (``tests`` check each is known)."""
 
 
+ENDING_CAUSES = frozenset({"segfault_native"})
+"""Consequence causes that say only how the process ended (a native crash, an abort): any
+failure of another cause reported before the ending explains it, a consequence cause too (an
+error code printed before "Segmentation fault" says more than the segfault)."""
+
+
 def consequence_causes() -> frozenset[str]:
     """The causes marked as usually a consequence of another failure."""
     return CONSEQUENCE_CAUSES

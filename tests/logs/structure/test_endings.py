@@ -68,6 +68,8 @@ def facts_of(text: str) -> dict[str, object]:
         ("Command exited with non-zero status 2", 2, None, "time"),
         ("Command exited with non-zero status 137", 137, 9, "time"),
         ("job exit code: 134", 134, 6, "process"),
+        ("[a1b2-n0-0] terminated with exit code (137). Reason [Error]. Message:", 137, 9,
+         "process"),
         ("returned error code -9", -9, 9, "process"),
         ("worker was killed by signal 9", None, 9, "process"),
         ("Error: Shard process was signaled to shutdown with signal 7", None, 7, "process"),

@@ -103,3 +103,34 @@ def test_a_nan_objective_under_another_name_and_a_zero_loss_after_it() -> None:
     survived = series_facts("loss: 2.41\ncost = nan\nloss: 2.37\n")
     assert survived["loss_recovered"] is True
     assert "loss_nonfinite" not in series_facts("train err 0.31 valid err 0.35\n")
+
+
+MD_ROWS = (
+    '#"Progress (%)"\t"Step"\t"Potential Energy (kJ/mole)"\t"Temperature (K)"\t"Speed (ns/day)"\n'
+    "31.0%\t310000\t-51234.5\t300.2\t88\t3:12:40\n"
+    "31.1%\t311000\t-51190.7\t299.8\t88\t3:12:01\n"
+    "31.2%\t312000\t-51302.2\t301.1\t87\t3:11:25\n"
+    "31.3%\t313000\t7.25e+23\t4.1e+15\t60\t4:40:02\n"
+    "31.4%\t314000\t2.9e+24\t4.0e+15\t41\t6:51:33\n"
+)
+
+
+def test_a_reporter_table_whose_energy_leaps_and_stays_has_exploded() -> None:
+    facts = series_facts(MD_ROWS)
+    assert facts["table_exploded"] is True
+    assert facts["table_exploded_line"] == "31.3%\t313000\t7.25e+23\t4.1e+15\t60\t4:40:02"
+    assert facts["table_exploded_from"] == -51302.2
+    assert facts["table_exploded_to"] == 7.25e23
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "900 2.3187\n1000 4.1e+12\n1100 2.2876\n",  # back down: a spike, not a blow-up
+        "1 17179869184 35.2\n2 17180000000 35.9\n3 17181234567 36.1\n",  # large and steady
+        "0 0 1.5\n1 25000000000 1.4\n2 51000000000 1.4\n",  # from zero: a counter that starts
+        "10 2.5\nsaving\n20 3.1e+15\n30 3.3e+15\n",  # rows not adjacent
+    ],
+)
+def test_tables_that_did_not_blow_up(text: str) -> None:
+    assert "table_exploded" not in series_facts(text)

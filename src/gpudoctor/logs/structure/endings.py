@@ -550,11 +550,12 @@ PATTERNS: tuple[PatternSpec, ...] = (
         captures={"code": _I, "signum": _I},
     ),
     # Anything else: "exit code: 139", "exit status 9", "exit_code=1", "exited with code 1",
-    # "error code -9", "killed by signal 9", "Command terminated by signal 9", TGI's launcher:
-    # "Shard process was signaled to shutdown with signal 9", "exited with signal 11"
+    # Flyte's "terminated with exit code (137)", "error code -9", "killed by signal 9", "Command
+    # terminated by signal 9", TGI's launcher: "Shard process was signaled to shutdown with
+    # signal 9", "exited with signal 11"
     PatternSpec(
         "facts/end_process_code",
-        r"(?i)\bexit(?:ed)?(?: with)?[ _-]?(?:code|status)\s*[:=]?\s*(?P<code>-?\d{1,4})\b|"
+        r"(?i)\bexit(?:ed)?(?: with)?[ _-]?(?:code|status)\s*[:=]?\s*\(?(?P<code>-?\d{1,4})\b|"
         r"\berror code (?P<code2>-\d{1,3})\b",
         captures={"code": _I, "code2": _I},
     ),

@@ -80,8 +80,10 @@ _LOSS = r"\b(?P<name>(?:\w+[ _])?loss)"
 _OBJECTIVE = r"\b(?P<name>(?:\w+[ _])?(?:loss|cost|err|ppl|perplexity))"
 _GRAD = r"\b(?P<name>grad(?:ient)?[ _]norm)"
 _CAPTURES = {"step": _F, "epoch_after": _F, "name": _S, "value": _F}
-# A row of bare numbers: "76980 2.6496", "1000,-12345.6,300.1", "  12 | 0.51 | nan"
-_ROW_NUMBER = r"[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?"
+# A row of bare numbers: "76980 2.6496", "1000,-12345.6,300.1", "  12 | 0.51 | nan"; a
+# number may be a percentage and a cell a clock, as MD reporters print progress and time left
+# ("45.8%\t4580000\t-22790726.0\t457.7\t209\t1:0:56:55").
+_ROW_NUMBER = r"(?:[-+]?(?:\d+\.?\d*|\.\d+)(?:e[-+]?\d+)?%?|\d+(?::\d+){1,3})"
 _ROW_VALUE = rf"(?:{_ROW_NUMBER}|{_NONFINITE})"
 _ROW_SEP = r"[\s,;|]+"
 ROW_NONFINITE = re.compile(rf"(?:^|{_ROW_SEP}){_NONFINITE}(?:$|{_ROW_SEP})", re.IGNORECASE)
@@ -216,6 +218,17 @@ FACTS: tuple[FactSpec, ...] = (
     FactSpec(
         "table_first_nonfinite_line", "str", "-", _SRC, "The first row of numbers with NaN/Inf."
     ),
+    FactSpec(
+        "table_exploded",
+        "bool",
+        "-",
+        _SRC,
+        "A column of a table of bare numbers jumped, from one row to the next, to at least "
+        "1e10 and a million times its value before, and is still that large in the last row.",
+    ),
+    FactSpec("table_exploded_line", "str", "-", _SRC, "The first row of the jump."),
+    FactSpec("table_exploded_from", "float", "-", _SRC, "The column's value before the jump."),
+    FactSpec("table_exploded_to", "float", "-", _SRC, "The column's value in the jump's row."),
     FactSpec("dmon_power_last_w", "int", "W", _SRC, "Last power draw in nvidia-smi dmon rows."),
     FactSpec("dmon_gtemp_last_c", "int", "°C", _SRC, "Last GPU temperature in dmon rows."),
     FactSpec(
@@ -408,6 +421,64 @@ def _table_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
+EXPLODED_TABLE_MIN = 1e10
+"""Magnitude a table's column must reach to have exploded."""
+EXPLODED_TABLE_JUMP = 1e6
+"""Factor by which it must grow from one row to the next."""
+
+
+def _row_values(text: str) -> list[float | None]:
+    """The cells of a row as numbers (a percentage as its number; a clock as ``None``)."""
+    values: list[float | None] = []
+    for cell in re.split(_ROW_SEP, text.strip()):
+        if not cell:
+            continue
+        try:
+            values.append(float(cell.rstrip("%")))
+        except ValueError:
+            values.append(None)
+    return values
+
+
+def _jump(before: list[float | None], after: list[float | None]) -> int | None:
+    """The first column that exploded from row ``before`` to row ``after``."""
+    for column, (old, new) in enumerate(zip(before, after, strict=True)):
+        if old is None or new is None or not (math.isfinite(old) and math.isfinite(new)):
+            continue
+        if (
+            old != 0
+            and abs(new) >= EXPLODED_TABLE_MIN
+            and abs(new) >= EXPLODED_TABLE_JUMP * abs(old)
+        ):
+            return column
+    return None
+
+
+def _exploded_table_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """A table whose column jumped by orders of magnitude between two adjacent rows (an MD
+    energy of -2.3e7 becoming 2.6e26) and stayed there: divergence before any NaN."""
+    rows = _events(hits, "facts/series_row")
+    parsed = [(row, _row_values(row.text)) for row in rows]
+    for (before, old), (after, new) in pairwise(parsed):
+        adjacent = after.order[0] == before.order[0] and after.line == before.line + 1
+        if not adjacent or len(old) != len(new):
+            continue
+        column = _jump(old, new)
+        if column is None:
+            continue
+        last = parsed[-1][1]
+        still = len(last) == len(new) and abs(last[column] or 0.0) >= EXPLODED_TABLE_MIN
+        if not still:
+            return {}
+        return {
+            "table_exploded": True,
+            "table_exploded_line": after.text,
+            "table_exploded_from": old[column],
+            "table_exploded_to": new[column],
+        }
+    return {}
+
+
 def _dmon_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     if not _count(hits, "facts/series_dmon_header"):
         return {}
@@ -449,7 +520,15 @@ def facts(
 ) -> dict[str, object]:
     """Facts read from the metric series in ``hits`` (see :data:`FACTS`)."""
     found: dict[str, object] = {}
-    for part in (_memory_facts, _loss_facts, _grad_facts, _table_facts, _dmon_facts):
+    parts = (
+        _memory_facts,
+        _loss_facts,
+        _grad_facts,
+        _table_facts,
+        _exploded_table_facts,
+        _dmon_facts,
+    )
+    for part in parts:
         found.update(part(hits))
     last_values = _last_values(hits, found)
     if last_values:
