@@ -10,6 +10,8 @@ log of about the given size (ending in an out-of-memory crash), then times, in t
 * ``LC_ALL=C grep -E -c`` with :data:`FIXED_STRINGS`, 13 fixed failure signatures (the
   baseline of issue #12: what a user's own grep for errors costs);
 * with ``--baseline OLD/src``, ``explain`` of another source tree on the same log;
+* ``explain`` of a tenth of the log, plain and as Docker's JSON records (each line a
+  ``{"log": ...}`` object, read through :mod:`gpudoctor.logs.records`);
 
 and prints MB/s for both, their ratio, and gpudoctor's peak RSS for the full log and for a
 tenth of it (flat memory means the two are close). Figures are printed, never asserted.
@@ -18,6 +20,7 @@ tenth of it (flat memory means the two are close). Figures are printed, never as
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
 import subprocess
@@ -132,6 +135,15 @@ def _timed_with_env(command: list[str], env: dict[str, str]) -> float:
     return time.perf_counter() - start
 
 
+def _write_docker_records(plain: Path, records: Path) -> None:
+    """``plain``'s lines as Docker's json-file driver stores them."""
+    with plain.open("rb") as source, records.open("w", encoding="utf-8") as out:
+        for raw in source:
+            line = raw.decode("utf-8", "replace")
+            out.write(json.dumps({"log": line, "stream": "stderr", "time": "2026-01-01T00:00:00Z"}))
+            out.write("\n")
+
+
 def _scan_seconds(book: RuleBook, log: Path, repeat: int = 3) -> float:
     """Median seconds for the scanner alone over ``log``."""
     times = []
@@ -187,6 +199,17 @@ def main() -> None:
             env = {**os.environ, "PYTHONPATH": str(args.baseline)}
             run_timed_env = _timed_with_env(old, env)
             print(f"baseline explain:  {run_timed_env:.2f} s = {mb / run_timed_env:.0f} MB/s")
+        records = Path(tmp) / "small.jsonl"
+        _write_docker_records(small, records)
+        small_mb, records_mb = small.stat().st_size / 1e6, records.stat().st_size / 1e6
+        plain_time, _ = run_timed([*gpudoctor_command(), "explain", "--format", "json", str(small)])
+        json_time, _ = run_timed(
+            [*gpudoctor_command(), "explain", "--format", "json", str(records)]
+        )
+        print(f"tenth, plain:        {plain_time:.2f} s = {small_mb / plain_time:.0f} MB/s")
+        ratio = json_time / plain_time
+        print(f"tenth, JSON records: {json_time:.2f} s = {records_mb / json_time:.0f} MB/s of "
+              f"records ({records_mb:.0f} MB); {ratio:.2f}x the plain time")  # fmt: skip
         rss_full = peak_rss_of(command)
         rss_small = peak_rss_of([*gpudoctor_command(), "explain", "--format", "json", str(small)])
         print(f"peak RSS: {rss_full / 2**20:.0f} MiB on {mb:.0f} MB, "

@@ -8,6 +8,8 @@ newline; the rest waits for the next chunk. What the reader does to the text:
   member of an archive is a source of its own, named ``archive:member``;
 * UTF-16 and UTF-32 (with a byte-order mark, or told by their NUL bytes) are re-encoded to
   UTF-8, and a UTF-8 byte-order mark is dropped (:mod:`.decode`);
+* a log whose lines are JSON records (Docker's json-file, ``journalctl -o json``, a log
+  collector's export) is read as the messages they hold (:mod:`.records`);
 * ``\\r\\n`` becomes ``\\n``; a line rewritten with ``\\r`` (progress bars) keeps its last state;
   a text with no ``\\n`` at all in its first chunk but with ``\\r`` ends its lines with ``\\r``;
 * ANSI escape sequences (colours, cursor moves, OSC titles) and NUL bytes are removed;
@@ -30,6 +32,7 @@ from typing import BinaryIO
 
 from gpudoctor.logs.decode import sniff_encoding, to_utf8
 from gpudoctor.logs.decompress import unpack
+from gpudoctor.logs.records import looks_like_records, unwrap_records
 from gpudoctor.logs.stats import InputStats as InputStats
 
 CHUNK_BYTES = 4 << 20
@@ -118,6 +121,9 @@ def _drop_rewritten(carry: bytes) -> bytes:
     return carry[cr:] if cr > 0 else carry
 
 
+RECORDS_FORMAT = "json-records"
+"""The layer named in ``InputStats.formats`` when each line was a JSON log record."""
+
 EMPTY_INPUT = "the input was empty"
 """The warning for an input that held no text."""
 
@@ -150,7 +156,10 @@ def _text(source: str, chunks: Iterator[bytes], stats: InputStats) -> Iterator[b
     if not head:
         return
     _warn_if_binary(source, head, stats)
-    rest = chain([head], text)
+    rest: Iterator[bytes] = chain([head], text)
+    if looks_like_records(head):
+        stats.formats.append(RECORDS_FORMAT)
+        rest = unwrap_records(rest)
     if b"\n" not in head and b"\r" in head:
         # No newline in a whole chunk, but carriage returns: lines end in \r alone (old Mac
         # files, or a progress bar that never ended its line), so each \r is a line end.
