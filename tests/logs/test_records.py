@@ -1,5 +1,5 @@
-"""Logs whose lines are JSON records (Docker's json-file, journald, log exports): read as the
-messages they hold."""
+"""Logs in a container runtime's wrapper (Docker's JSON records, journald, log exports,
+kubelet's CRI lines): read as what the program printed."""
 
 from __future__ import annotations
 
@@ -8,8 +8,14 @@ import json
 
 import pytest
 
-from gpudoctor.logs.reader import RECORDS_FORMAT, InputStats, iter_lines, read_blocks
-from gpudoctor.logs.records import DOCKER_PARTIAL_BYTES, looks_like_records, message_of
+from gpudoctor.logs.reader import InputStats, iter_lines, read_blocks
+from gpudoctor.logs.records import (
+    CRI_LINES,
+    DOCKER_PARTIAL_BYTES,
+    JSON_RECORDS,
+    message_of,
+    sniff_format,
+)
 from gpudoctor.pipeline import explain_text
 from gpudoctor.rulebook.book import load_rulebook
 
@@ -34,7 +40,7 @@ def test_docker_records_are_read_as_the_lines_the_program_printed() -> None:
                                '  File "train.py", line 9, in <module>\n', "Killed\n"))  # fmt: skip
     assert lines == ["Traceback (most recent call last):", '  File "train.py", line 9, in <module>',
                      "Killed"]  # fmt: skip
-    assert stats.formats == [RECORDS_FORMAT]
+    assert stats.formats == [JSON_RECORDS]
 
 
 def test_a_line_docker_split_into_partial_records_is_joined() -> None:
@@ -76,7 +82,7 @@ def test_plain_logs_and_a_few_json_lines_are_left_as_they_are() -> None:
     lines, stats = read(plain)
     assert lines == ["epoch 1 loss 0.3", '{"log":"x\\n"}', "Killed"]
     assert stats.formats == []
-    assert not looks_like_records(b'{"loss": 0.4}\n{"loss": 0.3}\n')
+    assert sniff_format(b'{"loss": 0.4}\n{"loss": 0.3}\n') is None
 
 
 def test_a_line_among_records_that_is_not_one_passes_through() -> None:
@@ -108,3 +114,27 @@ def test_a_container_log_gets_the_diagnosis_its_text_would() -> None:
     assert evidence.line == 3 and evidence.text.startswith("torch.OutOfMemoryError")
     killed = explain_text(docker("epoch 3 step 120 loss 0.43\n", "Killed\n"), load_rulebook())
     assert killed.causes[0].cause == "host_oom"
+
+
+def cri(*lines: str, tag: str = "F") -> str:
+    return "".join(f"2026-05-04T08:00:0{i}.123456789Z stderr {tag} {line}\n"
+                   for i, line in enumerate(lines))  # fmt: skip
+
+
+def test_cri_lines_are_read_as_what_the_program_printed() -> None:
+    lines, stats = read(cri("Traceback (most recent call last):", '  File "t.py", line 2, in f'))
+    assert lines == ["Traceback (most recent call last):", '  File "t.py", line 2, in f']
+    assert stats.formats == [CRI_LINES]
+
+
+def test_a_cri_line_the_runtime_split_is_joined_and_an_empty_line_kept() -> None:
+    text = cri("RuntimeError: CUDA error: an illegal ", tag="P") + cri(
+        "memory access was encountered", ""
+    )
+    lines, _ = read(text)
+    assert lines == ["RuntimeError: CUDA error: an illegal memory access was encountered", ""]
+
+
+def test_a_pod_log_gets_the_diagnosis_its_text_would() -> None:
+    log = cri("epoch 2 step 300 loss 0.51", "Segmentation fault (core dumped)")
+    assert explain_text(log, load_rulebook()).causes[0].cause == "segfault_native"

@@ -9,7 +9,8 @@ newline; the rest waits for the next chunk. What the reader does to the text:
 * UTF-16 and UTF-32 (with a byte-order mark, or told by their NUL bytes) are re-encoded to
   UTF-8, and a UTF-8 byte-order mark is dropped (:mod:`.decode`);
 * a log whose lines are JSON records (Docker's json-file, ``journalctl -o json``, a log
-  collector's export) is read as the messages they hold (:mod:`.records`);
+  collector's export) or kubelet's CRI lines is read as what the program printed
+  (:mod:`.records`);
 * ``\\r\\n`` becomes ``\\n``; a line rewritten with ``\\r`` (progress bars) keeps its last state;
   a text with no ``\\n`` at all in its first chunk but with ``\\r`` ends its lines with ``\\r``;
 * ANSI escape sequences (colours, cursor moves, OSC titles) and NUL bytes are removed;
@@ -32,7 +33,7 @@ from typing import BinaryIO
 
 from gpudoctor.logs.decode import sniff_encoding, to_utf8
 from gpudoctor.logs.decompress import unpack
-from gpudoctor.logs.records import looks_like_records, unwrap_records
+from gpudoctor.logs.records import sniff_format, unwrap
 from gpudoctor.logs.stats import InputStats as InputStats
 
 CHUNK_BYTES = 4 << 20
@@ -121,9 +122,6 @@ def _drop_rewritten(carry: bytes) -> bytes:
     return carry[cr:] if cr > 0 else carry
 
 
-RECORDS_FORMAT = "json-records"
-"""The layer named in ``InputStats.formats`` when each line was a JSON log record."""
-
 EMPTY_INPUT = "the input was empty"
 """The warning for an input that held no text."""
 
@@ -157,9 +155,10 @@ def _text(source: str, chunks: Iterator[bytes], stats: InputStats) -> Iterator[b
         return
     _warn_if_binary(source, head, stats)
     rest: Iterator[bytes] = chain([head], text)
-    if looks_like_records(head):
-        stats.formats.append(RECORDS_FORMAT)
-        rest = unwrap_records(rest)
+    wrapper = sniff_format(head)
+    if wrapper is not None:
+        stats.formats.append(wrapper)
+        rest = unwrap(rest, wrapper)
     if b"\n" not in head and b"\r" in head:
         # No newline in a whole chunk, but carriage returns: lines end in \r alone (old Mac
         # files, or a progress bar that never ended its line), so each \r is a line end.

@@ -1,25 +1,31 @@
-"""Structured log records: a log whose lines are JSON objects, each holding one message.
+"""Container runtimes' log formats: lines that wrap what a program printed.
 
-Container runtimes and log collectors keep what a program printed as one JSON object a line:
-Docker's json-file driver (``{"log":"Killed\\n","stream":"stderr","time":"..."}``), journald's
-``journalctl -o json`` (``"MESSAGE"``), Fluent Bit and Vector (``"log"``, ``"message"``), Google
-Cloud Logging exports (``"textPayload"``, or ``"jsonPayload": {"message": ...}``), JSON loggers
-(``"message"``, ``"msg"``). Read as text, every line starts with ``{"log":"`` and the message's
-quotes, backslashes and (Go's encoder) ``<``, ``>`` and ``&`` are escaped: patterns anchored at
-the start of a line, the traceback reader and the process-ending reader see nothing.
+Container runtimes and log collectors keep what a program printed one line at a time inside
+a wrapper of their own:
 
-When two thirds of the first lines of a text are such records (:func:`looks_like_records`), each
-record is replaced by its message, and by the traceback a JSON logger keeps beside it
-(``"exc_info"``, ``"exception"``, ``"stack_trace"`` ...); a message holding newlines becomes
-several lines, so line numbers then count the messages' lines. Docker splits a line longer than
-16 KiB into records without the newline; those are joined back. A line that is not a record
+* JSON records (:data:`JSON_RECORDS`): Docker's json-file driver
+  (``{"log":"Killed\\n","stream":"stderr","time":"..."}``), journald's ``journalctl -o json``
+  (``"MESSAGE"``), Fluent Bit and Vector (``"log"``, ``"message"``), Google Cloud Logging
+  exports (``"textPayload"``, or ``"jsonPayload": {"message": ...}``), JSON loggers
+  (``"message"``, ``"msg"``, with the traceback in ``"exc_info"`` and the like);
+* CRI lines (:data:`CRI_LINES`), what kubelet keeps under ``/var/log/pods`` for containerd and
+  CRI-O: ``2026-03-01T10:00:00.123456789Z stderr F Killed``.
+
+Read as text, every line starts with the wrapper and (JSON) the message's quotes, backslashes
+and, from Go's encoder, ``<``, ``>`` and ``&`` are escaped: patterns anchored at the start of a
+line, the traceback reader and the process-ending reader see nothing. When the first line of a
+text and two thirds of its first lines are of one format (:func:`sniff_format`), each line is
+replaced by what it holds: a JSON record's message (and its traceback), several lines when it
+holds newlines, so line numbers then count the messages' lines. A line the runtime split
+(Docker past 16 KiB, CRI's partial tag ``P``) is joined back. A line that is not of the format
 passes through unchanged.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 
 MESSAGE_KEYS = ("log", "MESSAGE", "message", "msg", "textPayload")
 """Where a record keeps what the program printed, in the order they are looked for."""
@@ -39,8 +45,20 @@ SNIFF_BYTES = 65536
 DOCKER_PARTIAL_BYTES = 16384
 """Docker cuts a longer line into records of this size, without their newline."""
 
-MAX_JOINED_CHARS = 1 << 20
-"""A partial line is not joined past this length (memory stays flat)."""
+MAX_JOINED_BYTES = 1 << 20
+"""A split line is not joined past this length (memory stays flat)."""
+
+JSON_RECORDS = "json-records"
+CRI_LINES = "cri"
+"""The formats, as ``InputStats.formats`` names them."""
+
+# kubelet's CRI log line (containerd, CRI-O): "2026-03-01T10:00:00.123456789Z stderr F text",
+# tag P for a line the runtime split (longer than its buffer), F for the full or last part.
+CRI_LINE = re.compile(
+    rb"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?(?:Z|[+-]\d\d:\d\d) (?:stdout|stderr) "
+    rb"(?P<tag>[PF]) ?(?P<text>.*)$",
+    re.DOTALL,
+)
 
 
 def _fields(line: bytes) -> dict[str, object] | None:
@@ -76,35 +94,26 @@ def message_of(line: bytes) -> str | None:
     return found[1] if found is not None else None
 
 
-def looks_like_records(head: bytes) -> bool:
-    """Whether the text starting with ``head`` is made of JSON log records: two thirds of
-    its first :data:`SNIFF_LINES` non-empty whole lines are records with a message (and the
-    text starts with one)."""
-    if head.lstrip()[:1] != b"{":
-        return False
-    lines = [line for line in head[:SNIFF_BYTES].split(b"\n")[:-1] if line.strip()]
-    lines = lines[:SNIFF_LINES]
-    if not lines:
-        return False
-    records = sum(message_of(line) is not None for line in lines)
-    return records * 3 >= len(lines) * 2
-
-
-def _text_of(line: bytes) -> tuple[str, bool] | None:
-    """(text to scan, whether it is a Docker partial line) for a record, ``None`` otherwise."""
+def _json_text(line: bytes) -> tuple[bytes, bool] | None:
+    """(text to scan, whether it is a Docker partial line) of a record, ``None`` otherwise."""
     record = _fields(line)
     found = _message(record) if record is not None else None
     if record is None or found is None:
         return None
     key, message = found
-    partial = (
-        key == "log"
-        and not message.endswith("\n")
-        and len(message.encode("utf-8", "replace")) >= DOCKER_PARTIAL_BYTES
-    )
+    text = _encoded(message)
+    partial = key == "log" and not text.endswith(b"\n") and len(text) >= DOCKER_PARTIAL_BYTES
     traces = [record[k] for k in TRACE_KEYS if isinstance(record.get(k), str) and record[k]]
-    text = "\n".join([message.removesuffix("\n"), *(str(t).removesuffix("\n") for t in traces)])
-    return text, partial
+    parts = [text.removesuffix(b"\n"), *(_encoded(str(t)).removesuffix(b"\n") for t in traces)]
+    return b"\n".join(parts), partial
+
+
+def _cri_text(line: bytes) -> tuple[bytes, bool] | None:
+    """(the line the program printed, whether the runtime split it) of a CRI log line."""
+    found = CRI_LINE.match(line)
+    if found is None:
+        return None
+    return found["text"], found["tag"] == b"P"
 
 
 def _encoded(text: str) -> bytes:
@@ -112,10 +121,33 @@ def _encoded(text: str) -> bytes:
     return text.encode("utf-8", "replace")
 
 
-def unwrap_records(chunks: Iterator[bytes]) -> Iterator[bytes]:
-    """The text of a log made of records: each record's message, one line or more each."""
+LineReader = Callable[[bytes], tuple[bytes, bool] | None]
+"""What one line of a format holds: (the text, whether it continues on the next line), or
+``None`` for a line that is not of the format."""
+
+READERS: dict[str, LineReader] = {JSON_RECORDS: _json_text, CRI_LINES: _cri_text}
+"""The line reader of each format :func:`sniff_format` can name."""
+
+
+def sniff_format(head: bytes) -> str | None:
+    """:data:`JSON_RECORDS` or :data:`CRI_LINES` when the text starting with ``head`` is made
+    of them (two thirds of its first :data:`SNIFF_LINES` non-empty whole lines, and its first
+    line), else ``None``."""
+    lines = [line for line in head[:SNIFF_BYTES].split(b"\n")[:-1] if line.strip()]
+    lines = lines[:SNIFF_LINES]
+    for name, read in READERS.items():
+        if lines and read(lines[0]) is not None:
+            held = sum(read(line) is not None for line in lines)
+            return name if held * 3 >= len(lines) * 2 else None
+    return None
+
+
+def unwrap(chunks: Iterator[bytes], name: str) -> Iterator[bytes]:
+    """The text a log of format ``name`` holds: each line replaced by what the program printed
+    (one line or more), lines the runtime split joined back, other lines as they are."""
+    read = READERS[name]
     carry = b""
-    pending = ""
+    pending = b""
     for chunk in chunks:
         data = carry + chunk
         cut = data.rfind(b"\n")
@@ -125,29 +157,29 @@ def unwrap_records(chunks: Iterator[bytes]) -> Iterator[bytes]:
         carry = data[cut + 1 :]
         out: list[bytes] = []
         for line in data[:cut].split(b"\n"):
-            pending = _read_line(line, pending, out)
+            pending = _read_line(read, line, pending, out)
         if out:
             yield b"\n".join(out) + b"\n"
     out = []
     if carry:
-        pending = _read_line(carry, pending, out)
+        pending = _read_line(read, carry, pending, out)
     if pending:
-        out.append(_encoded(pending))
+        out.append(pending)
     if out:
         yield b"\n".join(out) + b"\n"
 
 
-def _read_line(line: bytes, pending: str, out: list[bytes]) -> str:
-    """Add what ``line`` holds to ``out``; return the Docker partial line still being joined."""
-    read = _text_of(line)
-    if read is None:
+def _read_line(read: LineReader, line: bytes, pending: bytes, out: list[bytes]) -> bytes:
+    """Add what ``line`` holds to ``out``; return the split line still being joined."""
+    held = read(line)
+    if held is None:
         if pending:
-            out.append(_encoded(pending))
+            out.append(pending)
         out.append(line)
-        return ""
-    text, partial = read
+        return b""
+    text, partial = held
     pending += text
-    if partial and len(pending) < MAX_JOINED_CHARS:
+    if partial and len(pending) < MAX_JOINED_BYTES:
         return pending
-    out.append(_encoded(pending))
-    return ""
+    out.append(pending)
+    return b""
