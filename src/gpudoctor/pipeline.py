@@ -19,6 +19,7 @@ from gpudoctor.facts.assemble import assemble_facts
 from gpudoctor.jobs import pointers
 from gpudoctor.jobs.first_failure import place_job
 from gpudoctor.logs.origin import Origin, file_origin
+from gpudoctor.logs.prefixes import scan_peeled
 from gpudoctor.logs.reader import Block, InputStats, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
@@ -172,9 +173,10 @@ def scan_logs(
         scanner.keep_only_present(block.data for _, blocks in held for block in blocks)
         for index, blocks in held:
             scanner.scan(blocks, input_index=index, origin=logs[index - first_index].origin)
-        for index, blocks in held:  # a short log is a paste: read its wrapped messages too
-            origin = logs[index - first_index].origin
+        for index, blocks in held:  # a short log is a paste: read its wrapped messages too,
+            origin = logs[index - first_index].origin  # and its lines behind a tool's prefix
             add_events(scanner, scan_wrapped(scanner, blocks, index, origin))
+            add_events(scanner, scan_peeled(scanner, blocks, index, origin))
     return ScanResult(
         hits=scanner.hits, inputs=tuple(summaries), origins=tuple(log.where for log in logs)
     )

@@ -425,7 +425,7 @@ class Scanner:
             raise RuntimeError("keep_only_present() after the sets were compiled")
         self._in_sets = set(_present(self._specs, b"".join(data)))
 
-    def for_text(self, data: bytes, leave_out: str) -> Scanner:
+    def for_text(self, data: bytes, leave_out: str | None = None) -> Scanner:
         """A new scanner for only those of this scanner's patterns that may match in
         ``data`` (their required literals occur in it), less those whose key starts with
         ``leave_out``: a small text scanned on its own costs the set of its few patterns, not
@@ -433,7 +433,7 @@ class Scanner:
         specs = [
             self._specs[index]
             for index in _present(self._specs, data)
-            if not self._specs[index].key.startswith(leave_out)
+            if leave_out is None or not self._specs[index].key.startswith(leave_out)
         ]
         return Scanner(specs, threads=1)
 
