@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from gpudoctor.engine import Finding
 from gpudoctor.pipeline import LogInput, build_report, make_scanner, scan_logs
 from gpudoctor.report import Report
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
@@ -386,6 +387,19 @@ examples: {match: ['STRONG'], no_match: ['x']}
 """
 
 
+def _one_rule_finding(tmp_path: Path, rule_text: str, logs: list[LogInput]) -> Finding | None:
+    """What a book of this one rule finds in ``logs``."""
+    from gpudoctor.engine import evaluate_rule
+    from gpudoctor.rulebook.loader import load_rules
+
+    rule_id = rule_text.split("\n", 1)[0].removeprefix("id: ")
+    path = tmp_path / f"{rule_id}.yaml"
+    path.write_text(rule_text)
+    [rule] = load_rules([path]).rules
+    scan = scan_logs(logs, make_scanner(RuleBook((rule,))))
+    return evaluate_rule(rule, scan.hits, {})
+
+
 @pytest.mark.parametrize(
     ("text", "confidence"),
     [
@@ -399,14 +413,7 @@ examples: {match: ['STRONG'], no_match: ['x']}
 def test_only_means_no_other_pattern_of_the_rule_matched(
     tmp_path: Path, text: str, confidence: float
 ) -> None:
-    from gpudoctor.engine import evaluate_rule
-    from gpudoctor.rulebook.loader import load_rules
-
-    path = tmp_path / "t-only.yaml"
-    path.write_text(ONLY_RULE)
-    [rule] = load_rules([path]).rules
-    scan = scan_logs([LogInput.from_text("t", text)], make_scanner(RuleBook((rule,))))
-    finding = evaluate_rule(rule, scan.hits, {})
+    finding = _one_rule_finding(tmp_path, ONLY_RULE, [LogInput.from_text("t", text)])
     assert finding is not None
     assert finding.confidence == pytest.approx(confidence)
 
@@ -440,26 +447,13 @@ examples: {match: ["LOADING\\nPROMPT"], no_match: ['x']}
     ],
 )
 def test_followed_by_means_on_the_very_next_line(tmp_path: Path, text: str, fires: bool) -> None:
-    from gpudoctor.engine import evaluate_rule
-    from gpudoctor.rulebook.loader import load_rules
-
-    path = tmp_path / "t-followed.yaml"
-    path.write_text(FOLLOWED_RULE)
-    [rule] = load_rules([path]).rules
-    scan = scan_logs([LogInput.from_text("t", text)], make_scanner(RuleBook((rule,))))
-    assert (evaluate_rule(rule, scan.hits, {}) is not None) is fires
+    finding = _one_rule_finding(tmp_path, FOLLOWED_RULE, [LogInput.from_text("t", text)])
+    assert (finding is not None) is fires
 
 
 def test_followed_by_does_not_cross_inputs(tmp_path: Path) -> None:
-    from gpudoctor.engine import evaluate_rule
-    from gpudoctor.rulebook.loader import load_rules
-
-    path = tmp_path / "t-followed.yaml"
-    path.write_text(FOLLOWED_RULE)
-    [rule] = load_rules([path]).rules
     logs = [LogInput.from_text("a", "LOADING"), LogInput.from_text("b", "x\nPROMPT")]
-    scan = scan_logs(logs, make_scanner(RuleBook((rule,))))
-    assert evaluate_rule(rule, scan.hits, {}) is None
+    assert _one_rule_finding(tmp_path, FOLLOWED_RULE, logs) is None
 
 
 def test_a_failure_training_went_on_from_is_demoted(general_book: RuleBook) -> None:
