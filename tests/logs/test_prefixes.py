@@ -6,6 +6,7 @@ import pytest
 
 from gpudoctor.logs.prefixes import peel
 from gpudoctor.logs.reader import Block
+from gpudoctor.logs.scanner import PatternSpec, asks_line_start
 from gpudoctor.pipeline import LogInput, explain_text, make_scanner, scan_logs
 from gpudoctor.rulebook.book import load_rulebook
 
@@ -78,3 +79,17 @@ def test_only_lines_with_something_after_their_prefix_are_peeled() -> None:
     data = b"2026-05-04T08:00:01Z \ntrainer-1  | Killed\nplain line\n[rank3]: x\n"
     found = peel([Block("t", 10, data, 4)])
     assert [(p.line, p.rest) for p in found] == [(11, b"Killed"), (13, b"x")]
+
+
+@pytest.mark.parametrize(
+    ("regex", "asks"),
+    [
+        (r"^\s*Killed\b", True),
+        (r"(?:^[\s`]*|line \d+: )Segmentation fault", True),
+        (r"\bkilled by signal [^\n]*", False),  # a negated class
+        (r"caret \^ in text", False),  # an escaped caret
+        (r"CUDA error: out of memory", False),
+    ],
+)
+def test_which_patterns_ask_for_a_lines_start(regex: str, asks: bool) -> None:
+    assert asks_line_start(PatternSpec("t/p", regex)) is asks

@@ -8,9 +8,10 @@ table, a kernel message) miss the line when a tool put its prefix before it: ``k
 (``[pod/train-0/main]``), torchrun and PyTorch's rank prefixes (``[default3]:``, ``[rank3]:``).
 
 For a short log (a paste, :data:`gpudoctor.pipeline.PREFILTER_BYTES`), every line that starts
-with such prefixes is scanned again without them, and a pattern's match is kept only when the
-whole line did not match it already. The event keeps what the file holds: the line's number
-and text, and the rank, node and time its prefixes give.
+with such prefixes is scanned again without them for the patterns that ask for a line's start
+(a ``^`` in them: the others found what they could in the whole line), and a match is kept
+only when the whole line did not match that pattern already. The event keeps what the file
+holds: the line's number and text, and the rank, node and time its prefixes give.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def scan_peeled(
     if not found:
         return {}
     data = b"".join(peeled.rest + b"\n" for peeled in found)
-    twin = scanner.for_text(data)
+    twin = scanner.for_text(data, line_start_only=True)  # the others matched the whole line
     twin.scan([Block(blocks[0].source, 1, data, len(found))], input_index=input_index)
     events: dict[str, list[Event]] = {}
     for key, hits in twin.hits.items():

@@ -329,6 +329,13 @@ def _compile_sets(
     return [(list(indices), pattern_set)]
 
 
+def asks_line_start(spec: PatternSpec) -> bool:
+    """Whether a pattern may only match at the start of a line somewhere (a ``^`` that is
+    neither escaped nor a negated class's): a prefix before the line can hide its match."""
+    regex = spec.regex
+    return "^" in regex and "^" in regex.replace("[^", "").replace("\\^", "")
+
+
 def _present(specs: Sequence[PatternSpec], data: bytes) -> list[int]:
     """The indices of the ``specs`` whose required literals occur in ``data`` (or are not
     known)."""
@@ -425,17 +432,23 @@ class Scanner:
             raise RuntimeError("keep_only_present() after the sets were compiled")
         self._in_sets = set(_present(self._specs, b"".join(data)))
 
-    def for_text(self, data: bytes, leave_out: str | None = None) -> Scanner:
+    def for_text(
+        self, data: bytes, leave_out: str | None = None, *, line_start_only: bool = False
+    ) -> Scanner:
         """A new scanner for only those of this scanner's patterns that may match in
         ``data`` (their required literals occur in it), less those whose key starts with
-        ``leave_out``: a small text scanned on its own costs the set of its few patterns, not
-        the hits of the whole pack."""
-        specs = [
-            self._specs[index]
-            for index in _present(self._specs, data)
-            if leave_out is None or not self._specs[index].key.startswith(leave_out)
-        ]
-        return Scanner(specs, threads=1)
+        ``leave_out`` (and, with ``line_start_only``, less those that never ask for the start
+        of a line): a small text scanned on its own costs the set of its few patterns, not the
+        hits of the whole pack."""
+        specs = [spec for spec in self._specs if not line_start_only or asks_line_start(spec)]
+        return Scanner(
+            [
+                specs[index]
+                for index in _present(specs, data)
+                if leave_out is None or not specs[index].key.startswith(leave_out)
+            ],
+            threads=1,
+        )
 
     _origin: Origin | None = None
 
