@@ -5,7 +5,8 @@ table, a kernel message) miss the line when a tool put its prefix before it: ``k
 --timestamps`` and GitHub Actions (``2026-03-01T10:00:00.123456789Z``), ``docker compose``
 (``trainer-1  | ``), syslog and ``journalctl`` (``Mar  1 10:00:00 gpu-3 python3[4821]: ``), Ray
 (``(RayWorkerWrapper pid=4821, ip=10.0.0.7)``), ``kubectl logs --prefix``
-(``[pod/train-0/main]``), torchrun and PyTorch's rank prefixes (``[default3]:``, ``[rank3]:``).
+(``[pod/train-0/main]``), torchrun and PyTorch's rank prefixes (``[default3]:``, ``[rank3]:``);
+the syslog and rank prefixes are those :data:`gpudoctor.logs.origin.LINE_PREFIXES` declares.
 
 For a short log (a paste, :data:`gpudoctor.pipeline.PREFILTER_BYTES`), every line that starts
 with such prefixes is scanned again without them for the patterns that ask for a line's start
@@ -21,23 +22,29 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import NamedTuple
 
-from gpudoctor.logs.origin import Origin, line_time, origin_of
+from gpudoctor.logs.origin import LINE_PREFIXES, Origin, line_time, origin_of
 from gpudoctor.logs.reader import Block, decode
 from gpudoctor.logs.scanner import Event, Scanner
 
-_ONE = (
-    # an ISO 8601 / RFC 3339 time, as kubectl --timestamps and GitHub Actions print it
-    rb"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?"
-    # docker compose: the service's container name, padded, and a bar
-    rb"|[A-Za-z0-9][\w.-]*\s+\| "
-    # syslog / journalctl: "Mar  1 10:00:00 host program[pid]:"
-    rb"|[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d [\w.-]+ [\w./-]+(?:\[\d+\])?:"
-    # Ray's worker prefix
-    rb"|\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)"
-    # kubectl logs --prefix
-    rb"|\[pod/[\w.-]+/[\w.-]+\]"
-    # torchrun --tee and PyTorch's rank prefix
-    rb"|\[(?:default|rank)\d{1,6}\]:"
+# The prefixes origin.py reads a rank or a node from, as it declares them (named groups made
+# plain), and those that say neither.
+_FROM_ORIGIN = ("syslog host", "torchrun --tee", "[rankN]:")
+_ONE = b"|".join(
+    [
+        # an ISO 8601 / RFC 3339 time, as kubectl --timestamps and GitHub Actions print it
+        rb"\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?\]?",
+        # docker compose: the service's container name, padded, and a bar
+        rb"[A-Za-z0-9][\w.-]*\s+\| ",
+        # Ray's worker prefix
+        rb"\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)",
+        # kubectl logs --prefix
+        rb"\[pod/[\w.-]+/[\w.-]+\]",
+        *(
+            re.sub(r"\(\?P<\w+>", "(?:", regex).encode()
+            for name, regex, _local in LINE_PREFIXES
+            if name in _FROM_ORIGIN
+        ),
+    ]
 )
 PREFIXES = re.compile(rb"^(?:(?:" + _ONE + rb") ?)+")
 """One or more tool prefixes at the start of a line, each followed by at most one space."""
