@@ -20,7 +20,7 @@ from gpudoctor.jobs import pointers
 from gpudoctor.jobs.first_failure import place_job
 from gpudoctor.logs.origin import Origin, file_origin
 from gpudoctor.logs.prefixes import scan_peeled
-from gpudoctor.logs.reader import Block, InputStats, read_blocks
+from gpudoctor.logs.reader import Block, InputStats, TailKeeper, read_blocks
 from gpudoctor.logs.scanner import PatternHits, Scanner
 from gpudoctor.logs.structure import structure_facts, structure_patterns
 from gpudoctor.logs.structure.series import last_progress_lines
@@ -101,6 +101,12 @@ whose literals occur in them (:meth:`~gpudoctor.logs.scanner.Scanner.keep_only_p
 looking for the literals costs less than compiling every pattern up to about this size."""
 
 
+TAIL_RESCAN_BYTES = 64 << 10
+"""The last bytes of a log longer than :data:`PREFILTER_BYTES` whose lines behind a tool's
+prefix are read again without it (:mod:`gpudoctor.logs.prefixes`): where a job failed, at a
+bounded cost."""
+
+
 PARALLEL_BYTES = 128 << 20
 """Several logs holding at least this many bytes in all are scanned in several processes
 (:func:`gpudoctor.parallel.map_in_processes`); below it, starting them (each compiles again
@@ -148,12 +154,15 @@ def scan_logs(
                             scanner.scan(earlier_blocks, input_index=earlier, origin=origin)
                         held = None
                 if held is None:
+                    tail = TailKeeper(TAIL_RESCAN_BYTES)
                     scanner.scan(
-                        itertools.chain(blocks, stream_blocks),
+                        tail.through(itertools.chain(blocks, stream_blocks)),
                         input_index=index,
                         origin=log.origin,
                     )
                     blocks = []
+                    # the end of a long log, where it failed: its lines behind a tool's prefix
+                    add_events(scanner, scan_peeled(scanner, tail.tail(), index, log.origin))
         except OSError as exc:
             error = exc.strerror or str(exc)
         if held is not None:

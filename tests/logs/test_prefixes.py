@@ -93,3 +93,24 @@ def test_only_lines_with_something_after_their_prefix_are_peeled() -> None:
 )
 def test_which_patterns_ask_for_a_lines_start(regex: str, asks: bool) -> None:
     assert asks_line_start(PatternSpec("t/p", regex)) is asks
+
+
+def test_a_long_logs_last_lines_behind_a_prefix_are_read_again() -> None:
+    book = load_rulebook()
+    prefix = "2026-05-04T08:00:01.123456789Z "
+    filler = "".join(f"step {n} loss 0.{n % 97:02d}\n" for n in range(4000))  # past 32 KB
+    text = _prefixed(prefix, filler + ZSH_KILLED)
+    assert len(text) > 64 << 10
+    plain = [(d.cause, d.rule) for d in explain_text(filler + ZSH_KILLED, book).causes]
+    assert plain
+    assert [(d.cause, d.rule) for d in explain_text(text, book).causes] == plain
+
+
+def test_a_long_logs_early_prefixed_line_is_not_read_again() -> None:
+    book = load_rulebook()
+    prefix = "2026-05-04T08:00:01.123456789Z "
+    filler = "".join(f"step {n} loss 0.{n % 97:02d}\n" for n in range(8000))  # past 64 KB
+    text = _prefixed(prefix, ZSH_KILLED + filler)
+    assert "silent-exit-while-loading-model" not in [
+        d.rule for d in explain_text(text, book).causes
+    ]

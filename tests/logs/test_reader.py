@@ -18,7 +18,7 @@ from collections.abc import Callable
 import pytest
 
 from gpudoctor.logs import reader
-from gpudoctor.logs.reader import InputStats, Line, iter_lines, read_blocks
+from gpudoctor.logs.reader import Block, InputStats, Line, TailKeeper, iter_lines, read_blocks
 
 
 def read(data: bytes, name: str = "t.log") -> tuple[list[Line], InputStats]:
@@ -381,3 +381,22 @@ def test_progress_bar_of_4_mib_between_lines_keeps_its_last_state() -> None:
         "Traceback (most recent call last):",
     ]
     assert stats.cut_lines == 0
+
+
+def test_the_tail_keeper_passes_every_block_and_keeps_whole_last_lines() -> None:
+    blocks = [
+        Block("t", 1, b"aaaa\nbbbb\n", 2),
+        Block("t", 3, b"cccc\ndddd\neeee\n", 3),
+        Block("t", 6, b"ffff\n", 1),
+    ]
+    keeper = TailKeeper(12)
+    assert list(keeper.through(blocks)) == blocks
+    # 12 bytes hold "eeee\nffff\n" and part of "dddd\n": the part is left out
+    assert keeper.tail() == [Block("t", 5, b"eeee\n", 1), Block("t", 6, b"ffff\n", 1)]
+
+
+def test_the_tail_keeper_keeps_all_of_a_short_input() -> None:
+    blocks = [Block("t", 1, b"aaaa\n", 1), Block("t", 2, b"bbbb\n", 1)]
+    keeper = TailKeeper(64)
+    list(keeper.through(blocks))
+    assert keeper.tail() == blocks

@@ -389,7 +389,7 @@ def test_messages_in_the_formats_of_the_libraries_sources(
         ("JIT link of the kernels failed\n"
          "ERROR 4 in nvvmAddNVVMContainerToProgram, may need newer version of nvJitLink library\n"
          "nvJitLink error: Internal error\nAborted (core dumped)\n",
-         "cuda_libs_missing", "cuda-build-version-mismatch"),
+         "driver_cuda_mismatch", "cuda-build-version-mismatch"),
         # the shell's prompt right after a model started loading: the process vanished
         ("PS D:\\work\\chat> python .\\chat.py --model mixtral-8x7b\n"
          "Loading checkpoint shards:   0%|          | 0/19 [00:00<?, ?it/s]\n"
@@ -427,3 +427,58 @@ def test_a_small_dev_shm_is_a_lead_and_a_large_one_nothing(book: RuleBook) -> No
     assert small[0].rule == "dev-shm-small-in-log" and small[0].confidence < 0.5
     large = explain_text(warning.format(2147483648), book).causes
     assert "dev-shm-small-in-log" not in [d.rule for d in large]
+
+
+@pytest.mark.parametrize(
+    ("text", "cause", "rule"),
+    [
+        # an options dump that asked for the CPU, then a CUDA call without a driver
+        ("----------------- Options ---------------\n"
+         "               batch_size: 4\n"
+         "                  gpu_ids: -1                            \t[default: 0]\n"
+         "Traceback (most recent call last):\n"
+         '  File "train.py", line 40, in <module>\n'
+         "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an "
+         "NVIDIA GPU and installed a driver\n", "app_exception", "cuda-called-on-cpu-run"),
+        ("$ python detect.py --source clip.mp4 --device cpu\n"
+         "AssertionError: Torch not compiled with CUDA enabled\n",
+         "app_exception", "cuda-called-on-cpu-run"),
+        # an extension built with a toolkit of another CUDA than torch's: a version mismatch
+        ("      RuntimeError:\n"
+         "      The detected CUDA version (12.4) mismatches the version that was used to "
+         "compile\n      PyTorch (11.8). Please make sure to use the same CUDA versions.\n",
+         "driver_cuda_mismatch", "cuda-build-version-mismatch"),
+        # torch's shared-memory error cut where the paste ended, inside the segment's name
+        ("    fd, size = storage._share_fd_()\nRuntimeError: unable to write to file </torch_\n",
+         "shm_exhausted", "torch-shared-memory-failed"),
+    ],
+)  # fmt: skip
+def test_formats_and_shapes_of_the_thirty_second_round(
+    book: RuleBook, text: str, cause: str, rule: str
+) -> None:
+    """A CUDA call in a run told to use the CPU, a toolkit of another CUDA than torch's, a
+    shared-memory error cut short."""
+    first = explain_text(text, book).causes[0]
+    assert (first.cause, first.rule) == (cause, rule)
+
+
+def test_lightning_all_gpus_is_not_a_cpu_request(book: RuleBook) -> None:
+    text = "trainer: {gpus: -1, precision: 16}\nRuntimeError: No CUDA GPUs are available\n"
+    assert "cuda-called-on-cpu-run" not in [d.rule for d in explain_text(text, book).causes]
+
+
+def test_tensorrt_builder_skipping_tactics_is_no_likely_oom(book: RuleBook) -> None:
+    oom = (
+        "[03/02/2026-11:04:05] [TRT] [E] 2: [virtualMemoryBuffer.cpp::resizePhysical::145] "
+        "Error Code 2: OutOfMemory (no further information)\n"
+        "[03/02/2026-11:04:05] [TRT] [W] Requested amount of GPU memory (8589934592 bytes) could "
+        "not be allocated. There may not be enough free memory for allocation to succeed.\n"
+    )
+    skipped = (
+        "[03/02/2026-11:04:05] [TRT] [W] Skipping tactic 4 due to insufficient memory on "
+        "requested size of 8589934592 detected for tactic 0x0000000000000021.\n"
+    )
+    alone = explain_text(oom, book).causes[0]
+    assert (alone.cause, alone.confidence >= 0.5) == ("gpu_oom", True)
+    assert [d for d in explain_text(oom + skipped, book).causes if d.confidence >= 0.5] == []
+    assert not explain_text(skipped, book).causes

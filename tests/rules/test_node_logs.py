@@ -216,3 +216,37 @@ def test_a_crash_looping_device_plugin_is_a_library_lead(book: RuleBook) -> None
     )
     cause, confidence = _top(text, book)
     assert cause == "cuda_libs_missing" and confidence < ALARM
+
+
+MIG_ROW_TABLE = """\
+| NVIDIA-SMI 460.32.03    Driver Version: 418.67       CUDA Version: 10.1     |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|                               |                      |               MIG M. |
+|===============================+======================+======================|
+|   0  Tesla P100-PCIE...  Off  | 00000000:00:04.0 Off |                    0 |
+| N/A   36C    P0    27W / 250W |      0MiB / 16280MiB |      0%      Default |
+|                               |                      |                 {mig} |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+def test_an_err_in_the_mig_mode_cell_alone_is_no_fault(book: RuleBook) -> None:
+    assert not explain_text(MIG_ROW_TABLE.format(mig="ERR!"), book).causes
+    faulty = MIG_ROW_TABLE.format(mig="ERR!").replace("   36C    P0 ", " ERR!   P0 ")
+    assert _top(faulty, book)[0] == "xid_hardware"
+
+
+def test_a_table_cut_at_its_processes_header_is_a_weak_lead(book: RuleBook) -> None:
+    table = MIG_ROW_TABLE.format(mig="  N/A").replace("  0MiB / 16280MiB", "11020MiB / 16280MiB")
+    header = (
+        "+-----------------------------------------------------------------------------+\n"
+        "| Processes:                                                                  |\n"
+        "|  GPU   GI   CI        PID   Type   Process name                  GPU Memory |\n"
+    )
+    none = "|  No running processes found                                                 |\n"
+    cause, confidence = _top(table + header + none, book)
+    assert cause == "gpu_memory_held_by_other_process" and confidence >= ALARM
+    cause, confidence = _top(table + header, book)
+    assert cause == "gpu_memory_held_by_other_process" and confidence < ALARM

@@ -5,12 +5,14 @@ table, a kernel message) miss the line when a tool put its prefix before it: ``k
 --timestamps`` and GitHub Actions (``2026-03-01T10:00:00.123456789Z``), ``docker compose``
 (``trainer-1  | ``), syslog and ``journalctl`` (``Mar  1 10:00:00 gpu-3 python3[4821]: ``), Ray
 (``(RayWorkerWrapper pid=4821, ip=10.0.0.7)``), ``kubectl logs --prefix``
-(``[pod/train-0/main]``), torchrun and PyTorch's rank prefixes (``[default3]:``, ``[rank3]:``);
+(``[pod/train-0/main]``), torchrun and PyTorch's rank prefixes (``[default3]:``, ``[rank3]:``),
+a Markdown quote (``> ``);
 the syslog and rank prefixes are those :data:`gpudoctor.logs.origin.LINE_PREFIXES` declares.
 
-For a short log (a paste, :data:`gpudoctor.pipeline.PREFILTER_BYTES`), every line that starts
-with such prefixes is scanned again without them for the patterns that ask for a line's start
-(a ``^`` in them: the others found what they could in the whole line), and a match is kept
+For a short log (a paste, :data:`gpudoctor.pipeline.PREFILTER_BYTES`) and for the last
+:data:`gpudoctor.pipeline.TAIL_RESCAN_BYTES` of a longer one (where it failed), every line that
+starts with such prefixes is scanned again without them for the patterns that ask for a line's
+start (a ``^`` in them: the others found what they could in the whole line), and a match is kept
 only when the whole line did not match that pattern already. The event keeps what the file
 holds: the line's number and text, and the rank, node and time its prefixes give.
 """
@@ -39,6 +41,8 @@ _ONE = b"|".join(
         rb"\((?:\w+ )?pid=\d+(?:, ip=[\d.]+)?\)",
         # kubectl logs --prefix
         rb"\[pod/[\w.-]+/[\w.-]+\]",
+        # a Markdown quote, as a log is quoted in a reply ("> ", "> > ")
+        rb">",
         *(
             re.sub(r"\(\?P<\w+>", "(?:", regex).encode()
             for name, regex, _local in LINE_PREFIXES

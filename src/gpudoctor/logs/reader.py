@@ -26,7 +26,8 @@ damaged compressed data are warnings in :class:`InputStats`, never exceptions.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain
 from typing import BinaryIO
@@ -260,3 +261,40 @@ def iter_lines(blocks: Iterator[Block]) -> Iterator[Line]:
     for block in blocks:
         for offset, raw in enumerate(block.data[:-1].split(b"\n")):
             yield Line(block.source, block.first_line + offset, decode(raw))
+
+
+class TailKeeper:
+    """Passes blocks through and keeps the last ``limit`` bytes of them, in whole lines."""
+
+    def __init__(self, limit: int) -> None:
+        self._limit = limit
+        self._blocks: deque[Block] = deque()
+        self._bytes = 0
+
+    def through(self, blocks: Iterable[Block]) -> Iterator[Block]:
+        """Every block of ``blocks``, unchanged, keeping the tail as they go by."""
+        for block in blocks:
+            self._blocks.append(block)
+            self._bytes += len(block.data)
+            while self._bytes - len(self._blocks[0].data) >= self._limit:
+                self._bytes -= len(self._blocks.popleft().data)
+            yield block
+
+    def tail(self) -> list[Block]:
+        """The kept blocks, the first cut to the whole lines that fit in the limit."""
+        kept = list(self._blocks)
+        excess = self._bytes - self._limit
+        if kept and excess > 0:
+            first = kept[0]
+            cut = first.data.find(b"\n", excess - 1) + 1  # a line cut through is left out
+            dropped = first.data.count(b"\n", 0, cut)
+            if cut >= len(first.data):
+                kept.pop(0)
+            else:
+                kept[0] = Block(
+                    first.source,
+                    first.first_line + dropped,
+                    first.data[cut:],
+                    first.line_count - dropped,
+                )
+        return kept

@@ -103,6 +103,14 @@ def test_old_smi_table_with_no_processes() -> None:
     assert facts["smi_unaccounted_gpu_busy"] is False  # held at 0 %: nothing runs
 
 
+def test_a_processes_header_without_its_rows_is_a_cut_paste() -> None:
+    cut = SMI_OLD_EMPTY[: SMI_OLD_EMPTY.index("|  No running")]  # the paste ends at the header
+    facts = facts_of(cut)
+    assert (facts["smi_processes_count"], facts["smi_processes_cut"]) == (0, True)
+    assert "smi_processes_cut" not in facts_of(SMI_OLD_EMPTY)
+    assert "smi_processes_cut" not in facts_of(SMI_NEW)
+
+
 GPUSTAT = """\
 gpu-node-3                   Mon Mar  2 10:14:07 2026  550.90.07
 [0] NVIDIA A10G      | 30°C,   0 % | 21950 / 23028 MB |

@@ -363,6 +363,9 @@ def _smi_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
         return facts
     facts["smi_processes_table"] = True
     facts["smi_processes_count"] = count
+    if not count and not (none_listed and none_listed.count):
+        # nvidia-smi says "No running processes found" when there are none
+        facts["smi_processes_cut"] = True
     listed: list[str] = []
     held_by_gpu: dict[int, int] = {}
     compute_by_gpu: dict[int, set[int]] = {}  # compute processes (type C, C+G, M+C) per GPU
@@ -516,6 +519,9 @@ FACTS: tuple[FactSpec, ...] = (
              'a "Processes:" section (or "No running processes found") was pasted'),
     FactSpec("smi_processes_count", "int", "-", SOURCE,
              "process rows in it (0: none listed)"),
+    FactSpec("smi_processes_cut", "bool", "-", SOURCE,
+             "the section ends at its header, with neither rows nor \"No running processes "
+             'found": the paste stopped before its rows'),
     FactSpec("smi_processes", "list[str]", "-", SOURCE,
              'the process rows, "gpu 0 pid 1234 python 10789MiB"'),
     FactSpec("smi_compute_processes_per_gpu_max", "int", "-", SOURCE,
