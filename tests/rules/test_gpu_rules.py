@@ -451,13 +451,19 @@ def test_a_small_dev_shm_is_a_lead_and_a_large_one_nothing(book: RuleBook) -> No
         # torch's shared-memory error cut where the paste ended, inside the segment's name
         ("    fd, size = storage._share_fd_()\nRuntimeError: unable to write to file </torch_\n",
          "shm_exhausted", "torch-shared-memory-failed"),
+        # the job's store gone: the rank that hosted it died first
+        ("Traceback (most recent call last):\n"
+         '  File "train.py", line 88, in <module>\n'
+         "    dist.barrier()\n"
+         "torch.distributed.DistNetworkError: failed to recv, got 0 bytes\n",
+         "nccl_failure", "distributed-store-connection-lost"),
     ],
 )  # fmt: skip
 def test_formats_and_shapes_of_the_thirty_second_round(
     book: RuleBook, text: str, cause: str, rule: str
 ) -> None:
     """A CUDA call in a run told to use the CPU, a toolkit of another CUDA than torch's, a
-    shared-memory error cut short."""
+    shared-memory error cut short, a rank that lost the job's store."""
     first = explain_text(text, book).causes[0]
     assert (first.cause, first.rule) == (cause, rule)
 
@@ -482,3 +488,12 @@ def test_tensorrt_builder_skipping_tactics_is_no_likely_oom(book: RuleBook) -> N
     assert (alone.cause, alone.confidence >= 0.5) == ("gpu_oom", True)
     assert [d for d in explain_text(oom + skipped, book).causes if d.confidence >= 0.5] == []
     assert not explain_text(skipped, book).causes
+
+
+def test_the_watchdogs_store_warning_at_exit_is_no_alarm(book: RuleBook) -> None:
+    text = (
+        "[rank1]:[W1125 10:11:12.345678 4121 ProcessGroupNCCL.cpp:1250] [PG 0 (default_pg) Rank "
+        '1] Failed to check the "should dump" flag on TCPStore, (maybe TCPStore server has shut '
+        "down too early), with error: Connection reset by peer\n"
+    )
+    assert [d for d in explain_text(text, book).causes if d.confidence >= 0.5] == []

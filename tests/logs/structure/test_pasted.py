@@ -265,3 +265,31 @@ def test_ps_rows_name_the_gpu_holders_that_do_not_run() -> None:
         "pid 30517 (a zombie): python train.py -e 9"
     ]
     assert "smi_process_not_running" not in facts_of(ps)  # no nvidia-smi table, no holder
+
+
+IBSTAT = """\
+CA 'mlx5_0'
+\tPort 1:
+\t\tState: Active
+\t\tPhysical state: LinkUp
+\t\tRate: 400
+\t\tLink layer: InfiniBand
+CA 'mlx5_1'
+\tPort 1:
+\t\tState: Down
+\t\tPhysical state: {state}
+\t\tRate: 100
+\t\tBase lid: 0
+\t\tLink layer: {layer}
+"""
+
+
+def test_ibstat_ports_are_counted_by_their_link_layer() -> None:
+    ethernet = facts_of(IBSTAT.format(state="Disabled", layer="Ethernet"))
+    assert (ethernet["ibstat_ib_ports_down"], ethernet["ibstat_ib_ports_up"]) == (0, 1)
+    fabric = facts_of(IBSTAT.format(state="Polling", layer="InfiniBand"))
+    assert (fabric["ibstat_ib_ports_down"], fabric["ibstat_ib_ports_up"]) == (1, 1)
+    unshown = facts_of(
+        IBSTAT.format(state="Disabled", layer="X").replace("\t\tLink layer: X\n", "")
+    )
+    assert unshown["ibstat_ib_ports_down"] == 1

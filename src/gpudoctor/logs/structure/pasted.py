@@ -201,6 +201,16 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"^\s*Swap:\s+(?P<swap>\d+(?:\.\d+)?[KMGTP]?i?)B?\s+\d",
         captures={"swap": _S},
     ),
+    # ibstat's port stanza: "Physical state: LinkUp", then (a few lines on) "Link layer:
+    # InfiniBand" or "Link layer: Ethernet" (an adapter's port run as Ethernet)
+    PatternSpec(
+        "facts/ibstat_physical_state",
+        r"^\s*Physical state:\s*(?P<phys>\w+)\s*$",
+        captures={"phys": _S},
+    ),
+    PatternSpec(
+        "facts/ibstat_link_layer", r"^\s*Link layer:\s*(?P<layer>\w+)\s*$", captures={"layer": _S}
+    ),
     # nvidia-smi "| Processes: ...   GPU Memory |" section header
     PatternSpec("facts/smi_processes_header", _ROW + r"\s*Processes:"),
     PatternSpec("facts/smi_no_processes", _ROW + r"\s*No running processes found"),
@@ -476,6 +486,40 @@ def _ram_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     return facts
 
 
+_IBSTAT_STANZA_LINES = 12
+"""How far below a port's "Physical state" ibstat prints its "Link layer"."""
+
+
+def _ibstat_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
+    """InfiniBand ports with and without a link in a pasted ``ibstat`` (the ports its
+    scanner kept: the first and last few of a long listing), each port's physical state
+    paired with the link layer below it; a port whose layer is not shown counts as
+    InfiniBand."""
+    states = _events(hits, "facts/ibstat_physical_state")
+    if not states:
+        return {}
+    layers = _events(hits, "facts/ibstat_link_layer")
+    down = up = 0
+    for state in states:
+        layer = next(
+            (
+                str(event.captures.get("layer"))
+                for event in layers
+                if event.order[0] == state.order[0]
+                and 0 < event.line - state.line <= _IBSTAT_STANZA_LINES
+            ),
+            "InfiniBand",
+        )
+        if layer != "InfiniBand":
+            continue
+        phys = str(state.captures.get("phys"))
+        if phys == "LinkUp":
+            up += 1
+        elif phys in ("Disabled", "Polling", "LinkErrorRecovery"):
+            down += 1
+    return {"ibstat_ib_ports_down": down, "ibstat_ib_ports_up": up}
+
+
 SOURCE = "pasted text"
 
 FACTS: tuple[FactSpec, ...] = (
@@ -544,6 +588,11 @@ FACTS: tuple[FactSpec, ...] = (
              "available host memory there, when the table gives its unit"),
     FactSpec("pasted_swap_total_bytes", "int", "bytes", SOURCE,
              "total swap on the line after it, when the table gives its unit (0: no swap)"),
+    FactSpec("ibstat_ib_ports_down", "int", "-", SOURCE,
+             "ports of a pasted ibstat without a link (Disabled, Polling, LinkErrorRecovery) "
+             "whose link layer is InfiniBand (or not shown): not a port run as Ethernet"),
+    FactSpec("ibstat_ib_ports_up", "int", "-", SOURCE,
+             "InfiniBand ports of a pasted ibstat whose physical state is LinkUp"),
     FactSpec("smi_unaccounted_gpu_busy", "bool", "-", SOURCE,
              "the GPU with the most unaccounted memory shows utilisation above 0 %: something "
              "is running on it (inside a container, the job itself; zombies sit idle)"),
@@ -568,4 +617,5 @@ def facts(
         found.setdefault(name, value)
     found.update(_smi_facts(hits))
     found.update(_ram_facts(hits))
+    found.update(_ibstat_facts(hits))
     return found
