@@ -284,12 +284,12 @@ CA 'mlx5_1'
 """
 
 
-def test_ibstat_ports_are_counted_by_their_link_layer() -> None:
+def test_ibstat_ports_down_count_beside_ports_up_of_their_link_layer() -> None:
     ethernet = facts_of(IBSTAT.format(state="Disabled", layer="Ethernet"))
-    assert (ethernet["ibstat_ib_ports_down"], ethernet["ibstat_ib_ports_up"]) == (0, 1)
+    assert (ethernet["ibstat_ports_down"], ethernet["ibstat_ports_up"]) == (0, 1)
     fabric = facts_of(IBSTAT.format(state="Polling", layer="InfiniBand"))
-    assert (fabric["ibstat_ib_ports_down"], fabric["ibstat_ib_ports_up"]) == (1, 1)
-    unshown = facts_of(
-        IBSTAT.format(state="Disabled", layer="X").replace("\t\tLink layer: X\n", "")
-    )
-    assert unshown["ibstat_ib_ports_down"] == 1
+    assert (fabric["ibstat_ports_down"], fabric["ibstat_ports_up"]) == (1, 1)
+    roce = IBSTAT.format(state="Disabled", layer="Ethernet").replace("InfiniBand", "Ethernet")
+    assert facts_of(roce)["ibstat_ports_down"] == 1
+    unshown = IBSTAT.format(state="Disabled", layer="X").replace("\t\tLink layer: X\n", "")
+    assert facts_of(unshown)["ibstat_ports_down"] == 1

@@ -491,15 +491,17 @@ _IBSTAT_STANZA_LINES = 12
 
 
 def _ibstat_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
-    """InfiniBand ports with and without a link in a pasted ``ibstat`` (the ports its
-    scanner kept: the first and last few of a long listing), each port's physical state
-    paired with the link layer below it; a port whose layer is not shown counts as
-    InfiniBand."""
+    """Ports of a pasted ``ibstat`` with and without a link (the ports its scanner kept: the
+    first and last few of a long listing). A port without a link counts only when its link
+    layer (the "Link layer" below its "Physical state"; InfiniBand when not shown) is that of
+    a port that has one: an InfiniBand fabric's port beside its neighbours, or a RoCE fabric's
+    Ethernet port beside its own, not a front-end Ethernet port left disabled beside the
+    InfiniBand ones."""
     states = _events(hits, "facts/ibstat_physical_state")
     if not states:
         return {}
     layers = _events(hits, "facts/ibstat_link_layer")
-    down = up = 0
+    ports: list[tuple[str, str]] = []  # (physical state, link layer)
     for state in states:
         layer = next(
             (
@@ -510,14 +512,13 @@ def _ibstat_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
             ),
             "InfiniBand",
         )
-        if layer != "InfiniBand":
-            continue
-        phys = str(state.captures.get("phys"))
-        if phys == "LinkUp":
-            up += 1
-        elif phys in ("Disabled", "Polling", "LinkErrorRecovery"):
-            down += 1
-    return {"ibstat_ib_ports_down": down, "ibstat_ib_ports_up": up}
+        ports.append((str(state.captures.get("phys")), layer))
+    linked = {layer for phys, layer in ports if phys == "LinkUp"}
+    down = sum(phys in _NO_LINK and layer in linked for phys, layer in ports)
+    return {"ibstat_ports_down": down, "ibstat_ports_up": sum(p == "LinkUp" for p, _ in ports)}
+
+
+_NO_LINK = ("Disabled", "Polling", "LinkErrorRecovery")
 
 
 SOURCE = "pasted text"
@@ -588,11 +589,12 @@ FACTS: tuple[FactSpec, ...] = (
              "available host memory there, when the table gives its unit"),
     FactSpec("pasted_swap_total_bytes", "int", "bytes", SOURCE,
              "total swap on the line after it, when the table gives its unit (0: no swap)"),
-    FactSpec("ibstat_ib_ports_down", "int", "-", SOURCE,
+    FactSpec("ibstat_ports_down", "int", "-", SOURCE,
              "ports of a pasted ibstat without a link (Disabled, Polling, LinkErrorRecovery) "
-             "whose link layer is InfiniBand (or not shown): not a port run as Ethernet"),
-    FactSpec("ibstat_ib_ports_up", "int", "-", SOURCE,
-             "InfiniBand ports of a pasted ibstat whose physical state is LinkUp"),
+             "whose link layer is that of a port with one (not a front-end Ethernet port "
+             "beside InfiniBand ones)"),
+    FactSpec("ibstat_ports_up", "int", "-", SOURCE,
+             "ports of a pasted ibstat whose physical state is LinkUp"),
     FactSpec("smi_unaccounted_gpu_busy", "bool", "-", SOURCE,
              "the GPU with the most unaccounted memory shows utilisation above 0 %: something "
              "is running on it (inside a container, the job itself; zombies sit idle)"),
