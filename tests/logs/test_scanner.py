@@ -59,6 +59,17 @@ def test_match_never_spans_lines() -> None:
     assert [e.line for e in scanner.hits["r/x"].events()] == [3]
 
 
+def test_a_mention_of_what_might_happen_is_no_event() -> None:
+    scanner = scan(
+        [PatternSpec("r/idf", r"invalid device function")],
+        b"If you get `CUDA error: invalid device function` errors, the above might be the cause\n"
+        b"RuntimeError: CUDA error: invalid device function\n"
+        b"if you see invalid device function, rebuild\n",
+    )
+    assert [e.line for e in scanner.hits["r/idf"].events()] == [2]
+    assert scanner.hits["r/idf"].count == 1
+
+
 def test_one_event_per_line_per_pattern() -> None:
     scanner = scan([PatternSpec("r/x", r"nan")], b"nan nan nan\n")
     assert scanner.hits["r/x"].count == 1

@@ -497,3 +497,15 @@ def test_the_watchdogs_store_warning_at_exit_is_no_alarm(book: RuleBook) -> None
         "down too early), with error: Connection reset by peer\n"
     )
     assert [d for d in explain_text(text, book).causes if d.confidence >= 0.5] == []
+
+
+def test_a_warning_that_names_an_error_the_reader_might_meet_is_no_alarm(book: RuleBook) -> None:
+    warning = (
+        "UserWarning: Found duplicate ['libcudart.so', 'libcudart.so.11.0'] files.. We'll flip a "
+        "coin and try one of these, in order to fail forward.\n"
+        "If you get `CUDA error: invalid device function` errors, the above might be the cause "
+        "and the solution is to make sure only one ['libcudart.so'] in the paths\n"
+    )
+    assert [d for d in explain_text(warning, book).causes if d.confidence >= 0.5] == []
+    failed = warning + "RuntimeError: CUDA error: invalid device function\n"
+    assert explain_text(failed, book).causes[0].cause == "arch_mismatch"

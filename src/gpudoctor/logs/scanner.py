@@ -211,11 +211,28 @@ class PatternHits:
             self.nodes.add(origin.node)
 
 
+HYPOTHETICAL = compile_pattern(
+    r"\bif you (?:get|see|encounter|run into|hit|are getting|are seeing|ever see)\b",
+    ignore_case=True,
+)
+"""Words before a match that make it a mention of what might happen, not an occurrence:
+bitsandbytes' import warning "If you get `CUDA error: invalid device function` errors, the
+above might be the cause"; such a line is no event of any pattern."""
+
+
+def _mention(data: bytes, start: int, end: int) -> bool:
+    """Whether :data:`HYPOTHETICAL` occurs in ``data[start:end]`` (a bytes search first: the
+    regex runs on few lines)."""
+    if data.find(b"you ", start, end) < 0 and data.find(b"YOU ", start, end) < 0:
+        return False
+    return HYPOTHETICAL.search(data, start, end) is not None
+
+
 def _line_match(
     regex: re2._Regexp, data: bytes, pos: int, endpos: int | None = None
 ) -> tuple[re2._Match, int, int] | None:
-    """The next match at or after ``pos`` that lies within one line: (match, line start, line
-    end), or ``None``."""
+    """The next match at or after ``pos`` that lies within one line and is not a mention
+    (:data:`HYPOTHETICAL` before it on its line): (match, line start, line end), or ``None``."""
     limit = len(data) if endpos is None else endpos
     while pos < limit:
         match = regex.search(data, pos, limit)
@@ -225,10 +242,9 @@ def _line_match(
         end = data.find(b"\n", match.start())
         if end < 0:
             end = len(data)
-        if match.end() <= end:
-            return match, start, end
-        match = regex.search(data, start, end)  # the match ran past the line: the line alone
-        if match is not None:
+        if match.end() > end:
+            match = regex.search(data, start, end)  # the match ran past the line: the line alone
+        if match is not None and not _mention(data, start, match.start()):
             return match, start, end
         pos = end + 1
     return None
