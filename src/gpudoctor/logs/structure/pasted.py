@@ -488,6 +488,8 @@ def _ram_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
 
 _IBSTAT_STANZA_LINES = 12
 """How far below a port's "Physical state" ibstat prints its "Link layer"."""
+_NO_LINK = ("Disabled", "Polling", "LinkErrorRecovery")
+"""Physical states of a port without a link."""
 
 
 def _ibstat_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
@@ -516,9 +518,6 @@ def _ibstat_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     linked = {layer for phys, layer in ports if phys == "LinkUp"}
     down = sum(phys in _NO_LINK and layer in linked for phys, layer in ports)
     return {"ibstat_ports_down": down, "ibstat_ports_up": sum(p == "LinkUp" for p, _ in ports)}
-
-
-_NO_LINK = ("Disabled", "Polling", "LinkErrorRecovery")
 
 
 SOURCE = "pasted text"
