@@ -250,3 +250,14 @@ def test_a_table_cut_at_its_processes_header_is_a_weak_lead(book: RuleBook) -> N
     assert cause == "gpu_memory_held_by_other_process" and confidence >= ALARM
     cause, confidence = _top(table + header, book)
     assert cause == "gpu_memory_held_by_other_process" and confidence < ALARM
+
+
+def test_a_library_built_for_a_newer_cuda_than_the_driver(book: RuleBook) -> None:
+    banner = (
+        "| NVIDIA-SMI 470.223.02   Driver Version: 470.223.02   CUDA Version: 11.4     |\n"
+    )
+    newer = banner + "libcudnn8/now 8.9.7.29-1+cuda12.2 amd64 [installed]\n"
+    cause, confidence = _top(newer, book)
+    assert cause == "driver_cuda_mismatch" and confidence >= ALARM
+    same_major = banner + "libcudnn8/now 8.9.7.29-1+cuda11.8 amd64 [installed]\n"
+    assert not [c for c in explain_text(same_major, book).causes if c.confidence >= ALARM]

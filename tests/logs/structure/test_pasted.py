@@ -183,6 +183,17 @@ def test_nvcc_version_gives_the_system_toolkit() -> None:
     assert facts["cuda_toolkit_version"] == "12.4"
 
 
+def test_system_packages_name_the_cuda_they_were_built_for() -> None:
+    facts = facts_of(
+        "libnccl2/unknown,now 2.19.3-1+cuda12.3 amd64 [installed]\n"
+        "ii  libcudnn8      8.6.0.163-1+cuda11.8   amd64   cuDNN runtime libraries\n"
+        "libnvinfer8-8.6.1.6-1.cuda12.0.x86_64\n"
+        "nvidia-cuda-runtime-cu12==12.4.127\n"
+        "cudnn-local-repo-ubuntu2204-8.9.7.29/now 1.0-1 amd64 [installed,local]\n"
+    )
+    assert facts["cuda_runtime_versions"] == ["11.8", "12.0", "12.3", "12.4"]
+
+
 def test_no_facts_from_ordinary_lines() -> None:
     assert facts_of("epoch 1 loss 0.3 | mem 12000MiB / 24000MiB |\nCUDA_VISIBLE_DEVICES=0\n") == {}
 

@@ -23,6 +23,7 @@ from collections.abc import Mapping, Sequence
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
 from gpudoctor.units import parse_size
+from gpudoctor.version_numbers import parse_version_parts
 
 _V = CaptureType.VERSION
 _S = CaptureType.STR
@@ -115,6 +116,15 @@ PATTERNS: tuple[PatternSpec, ...] = (
     PatternSpec(
         "facts/cuda_runtime_wheel",
         r"nvidia-cuda-runtime-cu\d+[=\s]=?\s*(?P<cuda_runtime>\d+\.\d+)(?:\.\d+)*",
+        captures={"cuda_runtime": _V},
+    ),
+    # system packages built for a CUDA release, as apt, dpkg or rpm list them:
+    # "libcudnn8/now 8.9.3.28-1+cuda12.1 amd64 [installed]", "ii  libnccl2  2.18.3-1+cuda12.2",
+    # "libnvinfer8-8.6.1.6-1.cuda12.0.x86_64": they load only on a driver for that CUDA major
+    PatternSpec(
+        "facts/cuda_system_package",
+        r"\blib(?:cudnn|nccl|nvinfer|cusparselt)[\w-]*(?:/\S+)?(?:\s+|-)(?:\d+:)?\d[\w.~]*-\d+"
+        r"[+.]cuda(?P<cuda_runtime>\d+\.\d+)\b",
         captures={"cuda_runtime": _V},
     ),
     # PyTorch: "The NVIDIA driver on your system is too old (found version 11040)."
@@ -306,8 +316,10 @@ def _gpu_facts(hits: Mapping[str, PatternHits]) -> dict[str, object]:
     if archs:
         facts["ggml_cuda_archs"] = str(archs[0].captures.get("archs", "")).split(",")
     runtimes = sorted(
-        {str(e.captures["cuda_runtime"]) for e in _events(hits, "facts/cuda_runtime_wheel")
-         if "cuda_runtime" in e.captures}
+        {str(e.captures["cuda_runtime"])
+         for key in ("facts/cuda_runtime_wheel", "facts/cuda_system_package")
+         for e in _events(hits, key) if "cuda_runtime" in e.captures},
+        key=lambda version: parse_version_parts(version) or (),
     )  # fmt: skip
     if runtimes:
         facts["cuda_runtime_versions"] = runtimes
@@ -544,7 +556,8 @@ FACTS: tuple[FactSpec, ...] = (
              '["610", "860"], the CUDA architectures of a ggml build (llama.cpp\'s system_info '
              '"CUDA : ARCHS = 610,860"): compute capability x 100'),
     FactSpec("cuda_runtime_versions", "list[str]", "-", SOURCE,
-             '"12.1", from nvidia-cuda-runtime-cu12==12.1.105 lines'),
+             '"12.1", from nvidia-cuda-runtime-cu12==12.1.105 lines, or system packages '
+             'built for it ("libcudnn8 8.9.3.28-1+cuda12.1"), ascending'),
     FactSpec("smi_gpu_count", "int", "-", SOURCE, "GPU rows in a pasted nvidia-smi table"),
     FactSpec("smi_gpu_memory_used_bytes", "list[int]", "bytes", SOURCE,
              "memory used per GPU row, in table order"),
