@@ -253,11 +253,29 @@ def test_a_table_cut_at_its_processes_header_is_a_weak_lead(book: RuleBook) -> N
 
 
 def test_a_library_built_for_a_newer_cuda_than_the_driver(book: RuleBook) -> None:
-    banner = (
-        "| NVIDIA-SMI 470.223.02   Driver Version: 470.223.02   CUDA Version: 11.4     |\n"
-    )
+    banner = "| NVIDIA-SMI 470.223.02   Driver Version: 470.223.02   CUDA Version: 11.4     |\n"
     newer = banner + "libcudnn8/now 8.9.7.29-1+cuda12.2 amd64 [installed]\n"
     cause, confidence = _top(newer, book)
     assert cause == "driver_cuda_mismatch" and confidence >= ALARM
     same_major = banner + "libcudnn8/now 8.9.7.29-1+cuda11.8 amd64 [installed]\n"
     assert not [c for c in explain_text(same_major, book).causes if c.confidence >= ALARM]
+
+
+def test_an_overheated_cable_module_explains_the_link_it_drops(book: RuleBook) -> None:
+    text = (
+        "mlx5_core 0000:86:00.1: mlx5_port_module_event:1131:(pid 0): Port module event[error]:"
+        " module 1, High Temperature\n"
+        "Jun 02 04:11:09 gpu-node-07 systemd-networkd[1187]: ib1: lost carrier\n"
+    )
+    causes = explain_text(text, book).causes
+    assert causes[0].cause == "thermal_power"
+    link = next(c for c in causes if c.cause == "nccl_failure")
+    assert link.confidence < causes[0].confidence
+
+
+def test_a_kernel_panic_on_out_of_memory_is_host_memory(book: RuleBook) -> None:
+    cause, confidence = _top(
+        "[ 4410.201933] Kernel panic - not syncing: Out of memory and no killable processes...\n",
+        book,
+    )
+    assert cause == "host_oom" and confidence >= ALARM
