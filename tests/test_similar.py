@@ -94,6 +94,35 @@ def test_a_paraphrased_error_gets_the_resembling_cause_at_low_confidence(pack: R
     assert "{" not in similar[0].summary + "".join(similar[0].fix)
 
 
+@pytest.mark.parametrize(
+    "prefix",
+    [
+        "trainer-1  | ",  # docker compose
+        "May  4 08:00:01 gpu-node-7 python3[4821]: ",  # syslog, journalctl
+        "(RayWorkerWrapper pid=4821, ip=10.0.0.7) ",  # Ray
+    ],
+)
+def test_a_tools_prefix_is_not_compared(pack: RuleBook, prefix: str) -> None:
+    log = (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/job/fit.py", line 12, in <module>\n'
+        "    sync()\n"
+        "commlib.CollectiveError: remote process exited or network error while the peer "
+        "host-9 held the communicator\n"
+    )
+    prefixed = "".join(prefix + line + "\n" for line in log.splitlines())
+
+    def resemblances(text: str) -> list[tuple[str, str, float]]:
+        return [
+            (d.cause, d.rule, d.confidence)
+            for d in explain_text(text, pack).diagnoses
+            if d.rule.startswith("similar/")
+        ]
+
+    assert resemblances(log)
+    assert resemblances(prefixed) == resemblances(log)
+
+
 def test_no_resemblance_once_a_rule_recognised_the_error(pack: RuleBook) -> None:
     log = "RuntimeError: CUDA error: an illegal memory access was encountered\n"
     rules = [d.rule for d in explain_text(log, pack).diagnoses]

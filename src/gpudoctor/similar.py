@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from gpudoctor.engine import Finding, likely_cause_found
+from gpudoctor.logs.prefixes import unprefixed
 from gpudoctor.logs.scanner import Event, PatternHits
 from gpudoctor.logs.structure.errors import crash_report, terminal_error
 from gpudoctor.report import FactValue
@@ -61,7 +62,9 @@ def resemblance_findings(
     events = terminal_error(hits)
     if not events or not ended_in_failure(events, hits, facts):
         return []
-    query = query_of([event.text for event in events], facts)
+    # a tool's prefix (compose's service, syslog's host and program, Ray's worker) is not the
+    # error's words
+    query = query_of([unprefixed(event.text) for event in events], facts)
     if len(words(query)) < MIN_SHARED_WORDS:
         return []  # nothing could resemble it: the index is not needed
     # A cause a low-confidence lead already names gains nothing from resembling it too.

@@ -54,6 +54,15 @@ PREFIXES = re.compile(rb"^(?:(?:" + _ONE + rb") ?)+")
 """One or more tool prefixes at the start of a line, each followed by at most one space."""
 
 
+def unprefixed(text: str) -> str:
+    """``text`` without the tool prefixes at its start (``text`` itself when it has none)."""
+    data = text.encode("utf-8", "surrogateescape")
+    prefix = PREFIXES.match(data)
+    if prefix is None:
+        return text
+    return data[prefix.end() :].decode("utf-8", "replace")
+
+
 class Peeled(NamedTuple):
     """A line (its number and bytes) and what follows its prefixes."""
 

@@ -35,6 +35,19 @@ def test_keeps_the_last_three_error_lines_in_order() -> None:
     }
 
 
+def test_error_lines_are_kept_without_a_tools_prefix() -> None:
+    text = "\n".join(
+        [
+            "May  4 08:00:01 gpu-node-7 solver[4821]: FATAL: device context lost on ordinal 0",
+            "trainer-1  | runner: aborting job 4411",
+        ]
+    )
+    assert errors.facts(hits_of(text))["error_lines"] == [
+        "FATAL: device context lost on ordinal 0",
+        "runner: aborting job 4411",
+    ]
+
+
 def test_warnings_and_informational_lines_are_not_errors() -> None:
     text = "\n".join(
         [

@@ -31,6 +31,7 @@ import re
 from collections.abc import Mapping, Sequence
 
 from gpudoctor.facts.spec import FactSpec
+from gpudoctor.logs.prefixes import unprefixed
 from gpudoctor.logs.scanner import Event, PatternHits, PatternSpec
 from gpudoctor.logs.structure.series import last_progress_lines
 from gpudoctor.logs.structure.tracebacks import last_success_lines
@@ -172,7 +173,9 @@ def facts(
     found: dict[str, object] = {}
     events = _error_events(hits)
     if events:
-        found["error_lines"] = [e.text.strip()[:MAX_LINE_CHARS] for e in events]
+        # the words of the error, not a tool's prefix before them (a syslog host, compose's
+        # service): the fallbacks quote them
+        found["error_lines"] = [unprefixed(e.text).strip()[:MAX_LINE_CHARS] for e in events]
         if input_lines:
             found["error_at_end"] = _near_end(events[-1], input_lines) and not _went_on(
                 hits, events[-1]
