@@ -76,15 +76,19 @@ def pack() -> RuleBook:
     return load_rulebook()
 
 
+# an error no rule knows, in words close to NCCL's "remote process exited or there was a
+# network error"
+PARAPHRASED = (
+    "Traceback (most recent call last):\n"
+    '  File "/srv/job/fit.py", line 12, in <module>\n'
+    "    sync()\n"
+    "commlib.CollectiveError: remote process exited or network error while the peer "
+    "host-9 held the communicator\n"
+)
+
+
 def test_a_paraphrased_error_gets_the_resembling_cause_at_low_confidence(pack: RuleBook) -> None:
-    log = (
-        "Traceback (most recent call last):\n"
-        '  File "/srv/job/fit.py", line 12, in <module>\n'
-        "    sync()\n"
-        "commlib.CollectiveError: remote process exited or network error while the peer "
-        "host-9 held the communicator\n"
-    )
-    diagnoses = [d for d in explain_text(log, pack).diagnoses if d.is_cause]
+    diagnoses = [d for d in explain_text(PARAPHRASED, pack).diagnoses if d.is_cause]
     similar = [d for d in diagnoses if d.rule.startswith("similar/")]
     assert similar, [d.rule for d in diagnoses]
     assert similar[0].cause == "nccl_failure"
@@ -103,14 +107,7 @@ def test_a_paraphrased_error_gets_the_resembling_cause_at_low_confidence(pack: R
     ],
 )
 def test_a_tools_prefix_is_not_compared(pack: RuleBook, prefix: str) -> None:
-    log = (
-        "Traceback (most recent call last):\n"
-        '  File "/srv/job/fit.py", line 12, in <module>\n'
-        "    sync()\n"
-        "commlib.CollectiveError: remote process exited or network error while the peer "
-        "host-9 held the communicator\n"
-    )
-    prefixed = "".join(prefix + line + "\n" for line in log.splitlines())
+    prefixed = "".join(prefix + line + "\n" for line in PARAPHRASED.splitlines())
 
     def resemblances(text: str) -> list[tuple[str, str, float]]:
         return [
@@ -119,8 +116,8 @@ def test_a_tools_prefix_is_not_compared(pack: RuleBook, prefix: str) -> None:
             if d.rule.startswith("similar/")
         ]
 
-    assert resemblances(log)
-    assert resemblances(prefixed) == resemblances(log)
+    assert resemblances(PARAPHRASED)
+    assert resemblances(prefixed) == resemblances(PARAPHRASED)
 
 
 def test_no_resemblance_once_a_rule_recognised_the_error(pack: RuleBook) -> None:
