@@ -8,13 +8,13 @@ import pytest
 
 from gpudoctor.logs.reader import InputStats, read_blocks
 from gpudoctor.logs.scanner import Scanner
-from gpudoctor.logs.structure import endings
+from gpudoctor.logs.structure import endings, tracebacks
 from gpudoctor.pipeline import explain_text
 from gpudoctor.rulebook.book import load_rulebook
 
 
 def facts_of(text: str) -> dict[str, object]:
-    scanner = Scanner(list(endings.PATTERNS))
+    scanner = Scanner([*endings.PATTERNS, *tracebacks.PATTERNS])
     scanner.scan(read_blocks(io.BytesIO(text.encode()), InputStats(name="t")))
     return endings.facts(scanner.hits)
 
@@ -331,3 +331,50 @@ def test_a_crash_after_the_job_finished_is_not_an_alarm() -> None:
     at_exit = causes(crash.replace("Saving final", "Training complete.\nSaving final"))
     assert at_exit[0][1] == "segfault_native"
     assert at_exit[0][2] < 0.5
+
+
+TEARDOWN_CRASH = """\
+Traceback (most recent call last):
+  File "/home/lee/sim/run_policy.py", line 74, in <module>
+    obs = torch.cat([state, 3], dim=0)
+TypeError: expected Tensor as element 1 in argument 0, but got int
+Exception ignored in: <function Viewport.__del__ at 0x7f31c09e2d40>
+Traceback (most recent call last):
+  File "/opt/sim/exts/viewport/registry.py", line 51, in __del__
+TypeError: 'NoneType' object is not callable
+[Warning] [audio.context] 2 contexts were leaked
+/opt/sim/python.sh: line 41: 90817 Segmentation fault      (core dumped) $python_exe "$@"
+"""
+
+
+def test_a_crash_while_shutting_down_after_an_uncaught_exception() -> None:
+    assert facts_of(TEARDOWN_CRASH)["crashed_after_exception"] is True
+    found = causes(TEARDOWN_CRASH)
+    assert found[0][1] == "app_exception"
+    assert all(c < 0.4 for _, cause, c in found if cause == "segfault_native")
+
+
+def test_a_crash_long_after_a_logged_exception_is_the_crash() -> None:
+    progress = "".join(f"step {n} loss 0.{n % 97:02d}\n" for n in range(80))
+    text = TEARDOWN_CRASH.replace("Exception ignored", progress + "Exception ignored")
+    assert facts_of(text)["crashed_after_exception"] is False
+    assert causes(text)[0][1] == "segfault_native"
+
+
+def test_a_launchers_report_of_a_crashed_child_is_not_an_earlier_exception() -> None:
+    text = (
+        "Traceback (most recent call last):\n"
+        '  File "/opt/env/bin/torchrun", line 8, in <module>\n'
+        "    sys.exit(main())\n"
+        "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n"
+        "============================================================\n"
+        "train.py FAILED\n"
+        "Root Cause (first observed failure):\n"
+        "[0]:\n"
+        "  rank      : 1 (local_rank: 1)\n"
+        "  exitcode  : -11 (pid: 5120)\n"
+    )
+    facts = facts_of(text)
+    assert facts["exit_signal"] == 11
+    assert facts["crashed_after_exception"] is False
+    assert causes(text)[0][1] == "segfault_native"

@@ -151,3 +151,18 @@ def test_other_runtimes_crash_reports_are_named() -> None:
     assert "runtime_crash" not in errors.facts(hits_of("gcc: fatal error: no input files\n"))
     assert "runtime_crash" not in errors.facts(hits_of("#3 in the queue: job 0x1f2e in progress\n"))
     assert "runtime_crash" not in errors.facts(hits_of("[crash] reporter enabled, dumps in /tmp\n"))
+
+
+def test_an_ignored_exception_after_the_traceback_is_not_what_the_log_ended_on() -> None:
+    text = "\n".join(
+        [
+            "Traceback (most recent call last):",
+            '  File "/srv/fit.py", line 9, in <module>',
+            "KeyError: 'decoder.weight'",
+            "Exception ignored in: <function Session.__del__ at 0x7f2a10c4e8b0>",
+            "Traceback (most recent call last):",
+            '  File "/opt/env/lib/python3.12/site-packages/kit/session.py", line 88, in __del__',
+            "AttributeError: 'NoneType' object has no attribute 'close'",
+        ]
+    )
+    assert [e.line for e in errors.terminal_error(hits_of(text))] == [3]

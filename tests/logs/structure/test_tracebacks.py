@@ -326,3 +326,52 @@ def test_exception_behind_a_logging_prefix(prefix: str) -> None:
 def test_a_logged_error_word_alone_is_not_an_exception() -> None:
     facts = facts_of("2025-03-02 08:41:17 - io - ERROR - Retrying: connection reset, attempt 2\n")
     assert "exception_type" not in facts
+
+
+# CPython's unraisable-exception reports: "Exception ignored in: %R" (3.12: also "Exception
+# ignored while calling deallocator %R" from 3.13 on), each with its own traceback.
+SHUTDOWN_CASCADE = """\
+Traceback (most recent call last):
+  File "/home/lee/sim/run_policy.py", line 74, in <module>
+    obs = torch.cat([state, 3], dim=0)
+TypeError: expected Tensor as element 1 in argument 0, but got int
+Exception ignored in: <function Viewport.__del__ at 0x7f31c09e2d40>
+Traceback (most recent call last):
+  File "/opt/sim/exts/viewport/registry.py", line 51, in __del__
+TypeError: 'NoneType' object is not callable
+Exception ignored while calling deallocator <function Settings.__del__ at 0x7f31c0a11e10>:
+Traceback (most recent call last):
+  File "/opt/sim/kernel/py/app/settings.py", line 20, in __del__
+AttributeError: 'NoneType' object has no attribute 'unsubscribe'
+"""
+
+
+def test_an_ignored_exception_is_not_the_terminal_one() -> None:
+    facts = facts_of(SHUTDOWN_CASCADE)
+    assert facts["exception_type"] == "TypeError"
+    assert facts["exception_message"].startswith("expected Tensor as element 1")
+    assert facts["user_frame"] == "/home/lee/sim/run_policy.py:74 in <module>"
+
+
+def test_an_ignored_exception_without_its_traceback_is_not_terminal_either() -> None:
+    text = (
+        "ValueError: bad label 7 in sample 31\n"
+        "Exception ignored in: 'sampler._shuffle'\n"
+        "OverflowError: Python int too large to convert to C long\n"
+    )
+    assert facts_of(text)["exception_type"] == "ValueError"
+
+
+def test_a_run_that_went_on_after_an_ignored_exception_gets_no_fallback() -> None:
+    text = (
+        "epoch 2 step 400 loss 0.31\n"
+        "Exception ignored in: <function _Loader.__del__ at 0x7fd1a2b3c4d0>\n"
+        "Traceback (most recent call last):\n"
+        '  File "/opt/env/lib/python3.11/site-packages/loader/iter.py", line 140, in __del__\n'
+        "AssertionError: can only test a child process\n"
+        "epoch 2 step 420 loss 0.30\n"
+    )
+    facts = facts_of(text)
+    assert "exception_type" not in facts
+    rules = {d.rule for d in explain_text(text, load_rulebook()).causes}
+    assert "fallback-python-exception" not in rules

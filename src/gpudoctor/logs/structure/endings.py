@@ -24,6 +24,8 @@ reader finds those lines in the scanner's pass and turns them into facts:
 ``node_failed``            bool   the scheduler reported the node failed
 ``process_ended``          bool   some ending was reported at all
 ``crashed_after_success``  bool   the ending signal came after a success line: a crash at exit
+``crashed_after_exception`` bool  the ending signal came just after an uncaught Python
+                                  exception: the interpreter crashed while shutting down
 =========================  =====  =======================================================
 
 The shells' own words are taken from their message catalogues: bash prints glibc's
@@ -35,11 +37,12 @@ lower-case English names ("zsh: killed", "zsh: segmentation fault"); on macOS, D
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.scanner import CaptureType, Event, PatternHits, PatternSpec
-from gpudoctor.logs.structure.tracebacks import SUCCESS_KEY
+from gpudoctor.logs.structure.tracebacks import SUCCESS_KEY, uncaught_exceptions
 
 _I = CaptureType.INT
 _S = CaptureType.STR
@@ -599,7 +602,24 @@ FACTS: tuple[FactSpec, ...] = (
              "The signal that ended the process came after a success line of the same input "
              "('Training complete', 'Finished optimization', 'Done'): the job had finished its "
              "work and crashed while exiting."),
+    FactSpec("crashed_after_exception", "bool", "-", "log structure",
+             "The signal that ended the process came within a few lines after an uncaught "
+             "Python exception of the same input (a traceback, not an 'Exception ignored' "
+             "report, nor a launcher's report of a child's end): the interpreter crashed while "
+             "shutting down after the error."),
 )  # fmt: skip
+
+CRASH_AFTER_EXCEPTION_LINES = 60
+"""How far after an uncaught exception a crash signal still reads as the interpreter's
+shutdown: its destructors' "Exception ignored" reports and a library's teardown messages."""
+
+# Exceptions that report a child process's end, printed before the table or line that gives
+# its signal: torchrun's ChildFailedError, mp.spawn's ProcessExitedException, subprocess's
+# CalledProcessError, concurrent.futures' BrokenProcessPool, Ray's dead workers and actors.
+_REPORTS_A_CHILD = re.compile(
+    r"ChildFailedError|ProcessExitedException|ProcessRaisedException|CalledProcessError|"
+    r"BrokenProcessPool|WorkerCrashedError|ActorDiedError|RayActorError"
+)
 
 
 def fact_names() -> frozenset[str]:
@@ -713,6 +733,7 @@ def facts(
     found["node_failed"] = "facts/end_slurm_node" in keys
     if signal_at is not None:
         found["crashed_after_success"] = _after_success(hits, signal_at)
+        found["crashed_after_exception"] = _after_exception(hits, signal_at)
     return found
 
 
@@ -723,3 +744,14 @@ def _after_success(hits: Mapping[str, PatternHits], ending: Event) -> bool:
         return False
     source = ending.order[0]
     return any(e.order[0] == source and e.order < ending.order for e in success.events())
+
+
+def _after_exception(hits: Mapping[str, PatternHits], ending: Event) -> bool:
+    """Whether an uncaught exception of the same input came shortly before ``ending``."""
+    source, line = ending.order
+    return any(
+        e.order[0] == source
+        and 0 < line - e.order[1] <= CRASH_AFTER_EXCEPTION_LINES
+        and not _REPORTS_A_CHILD.search(str(e.captures.get("type", "")))
+        for e in uncaught_exceptions(hits)
+    )

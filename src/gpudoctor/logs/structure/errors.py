@@ -22,7 +22,8 @@ ended on can be named (``fallback-error-line``) and compared with known signatur
 =====================  =========  ===================================================
 
 :func:`terminal_error` gives the lines a log ended on as events: the terminal exception of
-the last traceback (or the error lines after it), else these error lines.
+the last traceback (or the error lines after it; "Exception ignored in: ..." reports left
+out), else these error lines.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ from gpudoctor.facts.spec import FactSpec
 from gpudoctor.logs.prefixes import unprefixed
 from gpudoctor.logs.scanner import Event, PatternHits, PatternSpec
 from gpudoctor.logs.structure.series import last_progress_lines
-from gpudoctor.logs.structure.tracebacks import last_success_lines
+from gpudoctor.logs.structure.tracebacks import ignored_report_lines, last_success_lines
 
 MAX_ERROR_LINES = 3
 END_LINES = 5
@@ -111,10 +112,10 @@ _ENDING_PREFIX = "facts/end_"
 
 
 def _error_events(
-    hits: Mapping[str, PatternHits], endings: set[tuple[int, int]] | None = None
+    hits: Mapping[str, PatternHits], left_out: set[tuple[int, int]] | None = None
 ) -> list[Event]:
-    """The last error lines, warnings and process-ending reports left out (a launcher's
-    "exited with exit code 1" says that something failed, not what).
+    """The last error lines, warnings, process-ending reports and "Exception ignored" reports
+    left out (a launcher's "exited with exit code 1" says that something failed, not what).
 
     Only the pattern's last kept lines are looked at when it matched more lines than it
     keeps: the first ones kept are not the log's last error lines."""
@@ -125,17 +126,19 @@ def _error_events(
     if found.count > len(events):
         events = list(found.last)
     kept = [e for e in events if not _NOT_AN_ERROR.search(e.text)]
-    if kept:  # the endings reader's lines, looked up only when there is something to drop
-        endings = _ending_lines(hits) if endings is None else endings
-        kept = [e for e in kept if e.order not in endings]
+    if kept:  # the lines to leave out, looked up only when there is something to drop
+        left_out = _left_out_lines(hits) if left_out is None else left_out
+        kept = [e for e in kept if e.order not in left_out]
     return kept[-MAX_ERROR_LINES:]
 
 
-def _ending_lines(hits: Mapping[str, PatternHits]) -> set[tuple[int, int]]:
-    """Where the lines that report a process ending are (input, line)."""
-    return {
+def _left_out_lines(hits: Mapping[str, PatternHits]) -> set[tuple[int, int]]:
+    """Where the lines that report a process ending ("CalledProcessError: ... returned non-zero
+    exit status 1") or an ignored exception ("Exception ignored in: ...") are (input, line)."""
+    endings = {
         e.order for key, h in hits.items() if key.startswith(_ENDING_PREFIX) for e in h.events()
     }
+    return endings | ignored_report_lines(hits)
 
 
 def crash_report(hits: Mapping[str, PatternHits]) -> tuple[Event, str] | None:
@@ -190,18 +193,18 @@ def terminal_error(hits: Mapping[str, PatternHits]) -> list[Event]:
     """The lines the log ended on: the last exception line of a traceback when there is one,
     or the error lines that follow it in the same input (process-ending reports left out);
     without a traceback, the last error lines."""
-    endings = _ending_lines(hits)  # "CalledProcessError: ... returned non-zero exit status 1"
+    left_out = _left_out_lines(hits)
     exceptions = sorted(
         (
             e
             for key in _EXCEPTION_KEYS
             if key in hits
             for e in hits[key].events()
-            if not str(e.captures.get("type", "")).endswith("Warning") and e.order not in endings
+            if not str(e.captures.get("type", "")).endswith("Warning") and e.order not in left_out
         ),
         key=lambda e: e.order,
     )
-    errors = _error_events(hits, endings)
+    errors = _error_events(hits, left_out)
     if exceptions:
         last = exceptions[-1]
         later = [e for e in errors if e.order[0] == last.order[0] and e.order > last.order]

@@ -36,6 +36,12 @@ frames.
 ``exception_gpu_like``     bool       the type or message names the GPU stack (CUDA, cuDNN,
                                       NCCL, an accelerator, out of memory)
 =========================  =========  =======================================================
+
+A traceback behind "Exception ignored in: ..." (CPython's report of an exception it could not
+raise: in a ``__del__``, a weakref callback, an atexit hook; 3.13 words it "Exception ignored
+while calling deallocator ...") ended nothing, so it is never the terminal exception: the
+destructors that fail while an interpreter shuts down after the real error print a cascade of
+them.
 """
 
 from __future__ import annotations
@@ -126,6 +132,10 @@ PATTERNS: tuple[PatternSpec, ...] = (
         r"The above exception was the direct cause of the following exception:|"
         r"During handling of the above exception, another exception occurred:",
     ),
+    # CPython's unraisable-exception report (Python/errors.c: "Exception ignored in: %R",
+    # "Exception ignored while calling deallocator %R", "... in atexit callback %R"); the
+    # traceback that follows it did not end the program
+    PatternSpec("facts/tb_ignored", PREFIX + r"Exception ignored (?:in|while|on|during)\b"),
     PatternSpec(
         "facts/tb_worker",
         r"Caught (?P<wtype>[\w.]+) in DataLoader worker process (?P<worker>\d+)|"
@@ -213,6 +223,7 @@ class _Block:
     exception: Event | None = None
     link: str = ""  # "chain": it follows a chain marker; "original": a worker's re-raise
     worker: bool = False
+    ignored: bool = False  # an unraisable exception's report ("Exception ignored in: ...")
 
 
 def _events(hits: Mapping[str, PatternHits], *keys: str) -> list[Event]:
@@ -238,24 +249,34 @@ def _blocks(events: Sequence[Event]) -> tuple[list[_Block], list[Event]]:
     blocks: list[_Block] = []
     loose: list[Event] = []
     pending_link = ""
-    pending_worker = False
+    pending_worker = pending_ignored = False
     current: _Block | None = None
+
+    def opened(block: _Block) -> _Block:
+        nonlocal pending_link, pending_ignored
+        # a cause chained to an ignored exception is part of the same report
+        chained_to_ignored = block.link == "chain" and bool(blocks) and blocks[-1].ignored
+        block.ignored = pending_ignored or chained_to_ignored
+        blocks.append(block)
+        pending_link, pending_ignored = "", False
+        return block
+
     for event in events:
         key = event.key
         if key == "facts/tb_header":
             original = "original" in event.captures
-            current = _Block(event, link="original" if original else pending_link)
+            current = opened(_Block(event, link="original" if original else pending_link))
             current.worker = pending_worker or original
-            blocks.append(current)
-            pending_link, pending_worker = "", False
+            pending_worker = False
         elif key in ("facts/tb_frame", "facts/tb_frame_ipython"):
             if current is None or current.exception is not None:
-                current = _Block(None, link=pending_link)
-                blocks.append(current)
-                pending_link = ""
+                current = opened(_Block(None, link=pending_link))
             current.frames.append(event)
         elif key in ("facts/tb_exception", "facts/tb_exception_logged", "facts/tb_inline"):
             if current is not None and current.exception is None:
+                current.exception = event
+            elif pending_ignored:  # "Exception ignored in: ..." straight before the exception
+                current = opened(_Block(None))
                 current.exception = event
             else:
                 loose.append(event)
@@ -264,6 +285,9 @@ def _blocks(events: Sequence[Event]) -> tuple[list[_Block], list[Event]]:
             current = None
         elif key == "facts/tb_worker":
             pending_worker = True
+        elif key == "facts/tb_ignored":
+            pending_ignored = True
+            current = None
     return blocks, loose
 
 
@@ -313,21 +337,45 @@ def _type_of(event: Event) -> str:
     return str(event.captures.get("type", ""))
 
 
+_TRACEBACK_KEYS = (
+    "facts/tb_header",
+    "facts/tb_frame",
+    "facts/tb_frame_ipython",
+    "facts/tb_exception",
+    "facts/tb_exception_logged",
+    "facts/tb_inline",
+    "facts/tb_chain",
+    "facts/tb_worker",
+    "facts/tb_ignored",
+)
+
+
+def ignored_report_lines(hits: Mapping[str, PatternHits]) -> set[tuple[int, int]]:
+    """Where the lines of "Exception ignored in: ..." reports are (input, line): the marker,
+    and the traceback of an exception the interpreter printed and went on from."""
+    markers = hits.get("facts/tb_ignored")
+    if markers is None:
+        return set()
+    blocks, _ = _blocks(_events(hits, *_TRACEBACK_KEYS))
+    lines = {e.order for e in markers.events()}
+    for block in blocks:
+        if block.ignored:
+            lines.update(e.order for e in (block.header, *block.frames, block.exception) if e)
+    return lines
+
+
+def uncaught_exceptions(hits: Mapping[str, PatternHits]) -> list[Event]:
+    """The exception lines that ended a traceback (not an "Exception ignored" report), in
+    reading order."""
+    blocks, _ = _blocks(_events(hits, *_TRACEBACK_KEYS))
+    return [b.exception for b in blocks if b.exception is not None and not b.ignored]
+
+
 def facts(
     hits: Mapping[str, PatternHits], input_lines: Sequence[int | None] = ()
 ) -> dict[str, object]:
     """Facts about the log's tracebacks (see the module doc for each name)."""
-    events = _events(
-        hits,
-        "facts/tb_header",
-        "facts/tb_frame",
-        "facts/tb_frame_ipython",
-        "facts/tb_exception",
-        "facts/tb_exception_logged",
-        "facts/tb_inline",
-        "facts/tb_chain",
-        "facts/tb_worker",
-    )
+    events = _events(hits, *_TRACEBACK_KEYS)
     if not events:
         return {}
     blocks, loose = _blocks(events)
@@ -340,7 +388,7 @@ def facts(
         h.count for key in ("facts/tb_frame", "facts/tb_frame_ipython") if (h := hits.get(key))
     )
     _name_cut_notebook_traceback(blocks)
-    with_exception = [i for i, b in enumerate(blocks) if b.exception is not None]
+    with_exception = [i for i, b in enumerate(blocks) if b.exception is not None and not b.ignored]
     terminal_event: Event | None = None
     chain: list[_Block] = []
     if with_exception:
