@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -333,18 +334,9 @@ def test_a_crash_after_the_job_finished_is_not_an_alarm() -> None:
     assert at_exit[0][2] < 0.5
 
 
-TEARDOWN_CRASH = """\
-Traceback (most recent call last):
-  File "/home/lee/sim/run_policy.py", line 74, in <module>
-    obs = torch.cat([state, 3], dim=0)
-TypeError: expected Tensor as element 1 in argument 0, but got int
-Exception ignored in: <function Viewport.__del__ at 0x7f31c09e2d40>
-Traceback (most recent call last):
-  File "/opt/sim/exts/viewport/registry.py", line 51, in __del__
-TypeError: 'NoneType' object is not callable
-[Warning] [audio.context] 2 contexts were leaked
-/opt/sim/python.sh: line 41: 90817 Segmentation fault      (core dumped) $python_exe "$@"
-"""
+TEARDOWN_CRASH = (
+    Path(__file__).parents[2] / "fixtures" / "tracebacks" / "shutdown-cascade.log"
+).read_text()
 
 
 def test_a_crash_while_shutting_down_after_an_uncaught_exception() -> None:

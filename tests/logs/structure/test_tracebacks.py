@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+from pathlib import Path
 
 import pytest
 
@@ -328,22 +329,12 @@ def test_a_logged_error_word_alone_is_not_an_exception() -> None:
     assert "exception_type" not in facts
 
 
-# CPython's unraisable-exception reports: "Exception ignored in: %R" (3.12: also "Exception
-# ignored while calling deallocator %R" from 3.13 on), each with its own traceback.
-SHUTDOWN_CASCADE = """\
-Traceback (most recent call last):
-  File "/home/lee/sim/run_policy.py", line 74, in <module>
-    obs = torch.cat([state, 3], dim=0)
-TypeError: expected Tensor as element 1 in argument 0, but got int
-Exception ignored in: <function Viewport.__del__ at 0x7f31c09e2d40>
-Traceback (most recent call last):
-  File "/opt/sim/exts/viewport/registry.py", line 51, in __del__
-TypeError: 'NoneType' object is not callable
-Exception ignored while calling deallocator <function Settings.__del__ at 0x7f31c0a11e10>:
-Traceback (most recent call last):
-  File "/opt/sim/kernel/py/app/settings.py", line 20, in __del__
-AttributeError: 'NoneType' object has no attribute 'unsubscribe'
-"""
+# CPython's unraisable-exception reports: "Exception ignored in: %R" (from 3.13 also
+# "Exception ignored while calling deallocator %R"), each with its own traceback, then a crash
+# while the interpreter shuts down.
+SHUTDOWN_CASCADE = (
+    Path(__file__).parents[2] / "fixtures" / "tracebacks" / "shutdown-cascade.log"
+).read_text()
 
 
 def test_an_ignored_exception_is_not_the_terminal_one() -> None:
