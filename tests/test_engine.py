@@ -397,7 +397,7 @@ def _one_rule_finding(tmp_path: Path, rule_text: str, logs: list[LogInput]) -> F
     path.write_text(rule_text)
     [rule] = load_rules([path]).rules
     scan = scan_logs(logs, make_scanner(RuleBook((rule,))))
-    return evaluate_rule(rule, scan.hits, {})
+    return evaluate_rule(rule, scan.hits, {}, [summary.lines for summary in scan.inputs])
 
 
 @pytest.mark.parametrize(
@@ -454,6 +454,32 @@ def test_followed_by_means_on_the_very_next_line(tmp_path: Path, text: str, fire
 def test_followed_by_does_not_cross_inputs(tmp_path: Path) -> None:
     logs = [LogInput.from_text("a", "LOADING"), LogInput.from_text("b", "x\nPROMPT")]
     assert _one_rule_finding(tmp_path, FOLLOWED_RULE, logs) is None
+
+
+AT_END_RULE = FOLLOWED_RULE.replace("t-followed", "t-at-end").replace(
+    'followed_by("loading", "prompt")', 'at_end("loading")'
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "fires"),
+    [
+        ("LOADING", True),
+        ("start\nLOADING 1\nstep 1\nstep 2\nstep 3\nstep 4", True),  # four lines after it
+        ("LOADING 1\nstep 1\nstep 2\nstep 3\nstep 4\nstep 5", False),  # five: it went on
+        ("step 1\n" * 40 + "LOADING\n", True),
+    ],
+)
+def test_at_end_means_among_the_last_five_lines(tmp_path: Path, text: str, fires: bool) -> None:
+    finding = _one_rule_finding(tmp_path, AT_END_RULE, [LogInput.from_text("t", text)])
+    assert (finding is not None) is fires
+
+
+def test_at_end_is_per_input(tmp_path: Path) -> None:
+    logs = [LogInput.from_text("a", "LOADING\n" + "step\n" * 9), LogInput.from_text("b", "x")]
+    assert _one_rule_finding(tmp_path, AT_END_RULE, logs) is None
+    logs = [LogInput.from_text("a", "x\n" * 9), LogInput.from_text("b", "LOADING")]
+    assert _one_rule_finding(tmp_path, AT_END_RULE, logs) is not None
 
 
 def test_a_failure_training_went_on_from_is_demoted(general_book: RuleBook) -> None:

@@ -79,6 +79,7 @@ from typing import Any
 
 from gpudoctor.facts.assemble import plain_value as _plain
 from gpudoctor.logs.scanner import Event, PatternHits
+from gpudoctor.logs.structure.errors import near_end
 from gpudoctor.report import Diagnosis, Evidence, FactValue
 from gpudoctor.rulebook.conditions import Evaluator, names_in
 from gpudoctor.rulebook.model import MatchMode, Role, Rule
@@ -116,12 +117,16 @@ class Finding:
 
 
 def evaluate(
-    rules: Sequence[Rule], hits: Mapping[str, PatternHits], facts: Mapping[str, object]
+    rules: Sequence[Rule],
+    hits: Mapping[str, PatternHits],
+    facts: Mapping[str, object],
+    input_lines: Sequence[int | None] = (),
 ) -> list[Finding]:
-    """Every rule that fires, with its evidence and confidence (not yet ranked)."""
+    """Every rule that fires, with its evidence and confidence (not yet ranked).
+    ``input_lines`` gives each input's line count where it is known (for ``at_end``)."""
     findings = []
     for rule in rules:
-        finding = evaluate_rule(rule, hits, facts)
+        finding = evaluate_rule(rule, hits, facts, input_lines)
         if finding is not None:
             findings.append(finding)
     return findings
@@ -137,7 +142,10 @@ def likely_cause_found(findings: Iterable[Finding]) -> bool:
 
 
 def evaluate_rule(
-    rule: Rule, hits: Mapping[str, PatternHits], facts: Mapping[str, object]
+    rule: Rule,
+    hits: Mapping[str, PatternHits],
+    facts: Mapping[str, object],
+    input_lines: Sequence[int | None] = (),
 ) -> Finding | None:
     """The finding for one rule, or ``None`` when it does not fire."""
     by_pattern = {p.id: hits.get(rule.pattern_key(p)) for p in rule.patterns}
@@ -146,7 +154,7 @@ def evaluate_rule(
         return None  # most rules: their lines are not in this log; no expression is parsed
     counts = {pid: (h.count if h else 0) for pid, h in by_pattern.items()}
     events_by_pattern = {pid: (h.events() if h else []) for pid, h in by_pattern.items()}
-    functions = _pattern_functions(counts, events_by_pattern)
+    functions = _pattern_functions(counts, events_by_pattern, input_lines)
     saturated = any(h is not None and h.saturated for h in by_pattern.values())
     if not rule.patterns:
         evaluator = _evaluator(rule, facts, {}, functions)
@@ -189,13 +197,17 @@ def evaluate_rule(
 
 
 def _pattern_functions(
-    counts: Mapping[str, int], events: Mapping[str, list[Event]]
+    counts: Mapping[str, int],
+    events: Mapping[str, list[Event]],
+    input_lines: Sequence[int | None] = (),
 ) -> dict[str, Any]:
     """The functions conditions use to look across a rule's patterns and lines:
     ``matched(p)``, ``count(p)``, ``only(p, ...)`` (some of these patterns matched and no other
     pattern of the rule did), ``first(p, name)`` / ``last(p, name)``, a capture of the
     first or last line pattern ``p`` matched (``None`` when there is none), and
-    ``followed_by(p, q)``, a line of ``q`` on the line right after one of ``p``."""
+    ``followed_by(p, q)``, a line of ``q`` on the line right after one of ``p``, and
+    ``at_end(p)``, a line of ``p`` among the last lines of its input (false where the input's
+    length is not known)."""
 
     def capture(pattern_id: str, name: str, index: int) -> object | None:
         found = events.get(pattern_id) or []
@@ -218,6 +230,7 @@ def _pattern_functions(
         "first": lambda pid, name: capture(pid, name, 0),
         "last": lambda pid, name: capture(pid, name, -1),
         "followed_by": followed_by,
+        "at_end": lambda pid: any(near_end(e, input_lines) for e in events.get(pid) or []),
     }
 
 

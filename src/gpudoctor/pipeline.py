@@ -242,7 +242,7 @@ def build_report(
     """
     lines = [summary.lines for summary in scan.inputs]
     facts = assemble_facts(structure_facts(scan.hits, lines), snapshot_facts, observed_facts)
-    findings = evaluate(book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
+    findings = evaluate(book.rules_that_may_fire(scan.hits, facts), scan.hits, facts, lines)
     if not likely_cause_found(findings):
         from gpudoctor.similar import resemblance_findings  # only when no rule found a cause
 

@@ -20,7 +20,8 @@ Semantics rule authors rely on:
   ``first("pattern_id", "capture")`` and ``last("pattern_id", "capture")`` (a capture of the
   first or last line that pattern matched, e.g. the epoch a job had reached),
   ``followed_by("pattern_a", "pattern_b")`` (a line of ``pattern_b`` comes right after one of
-  ``pattern_a``, on the next line),
+  ``pattern_a``, on the next line), ``at_end("pattern_id")`` (a line of that pattern is among
+  the last five lines of its input: the log ended there),
   ``gib(n)``/``mib(n)`` (bytes), ``tensor_device(type_name)`` (the device a PyTorch tensor
   type names), ``arch_native(capability, arch_list)`` (whether those architectures include a
   cubin that runs on that GPU), ``str``, ``int``, ``float``, ``round``, ``len``, ``min``,
@@ -105,7 +106,7 @@ BASE_FUNCTIONS: dict[str, Callable[..., Any]] = {
 }
 
 
-PATTERN_FUNCTIONS = ("matched", "count", "only", "first", "last", "followed_by")
+PATTERN_FUNCTIONS = ("matched", "count", "only", "first", "last", "followed_by", "at_end")
 """Functions the engine adds for a rule with patterns; each takes pattern ids of the rule
 (``only`` one or more, ``first`` and ``last`` one and a capture name, ``followed_by`` two, the
 others one)."""

@@ -298,9 +298,10 @@ def check_unknown_function(view: RuleView) -> Iterator[Problem]:
 
 
 def check_unknown_pattern_id(view: RuleView) -> Iterator[Problem]:
-    """``matched``, ``count``, ``only``, ``first``, ``last`` or ``followed_by`` given something
-    other than quoted ids of the rule's own patterns, or ``first``/``last`` asked for a capture
-    that pattern does not have: the answer would always be false, 0 or ``None``."""
+    """``matched``, ``count``, ``only``, ``first``, ``last``, ``followed_by`` or ``at_end``
+    given something other than quoted ids of the rule's own patterns, or ``first``/``last``
+    asked for a capture that pattern does not have: the answer would always be false, 0 or
+    ``None``."""
     for what, expression in view.expressions():
         for call in _calls(expression):
             if not (isinstance(call.func, ast.Name) and call.func.id in PATTERN_FUNCTIONS):

@@ -90,7 +90,7 @@ class ExampleRunner:
         scan = scan_logs([LogInput.from_text("example", example.text)], self._scanner)
         lines = [summary.lines for summary in scan.inputs]
         facts = assemble_facts(structure_facts(scan.hits, lines), dict(example.facts))
-        return evaluate(self.book.rules_that_may_fire(scan.hits, facts), scan.hits, facts)
+        return evaluate(self.book.rules_that_may_fire(scan.hits, facts), scan.hits, facts, lines)
 
     def run(self, rule: Rule, example: Example, should_match: bool) -> ExampleResult:
         """Run one example of ``rule`` through the whole book."""

@@ -152,7 +152,7 @@ def crash_report(hits: Mapping[str, PatternHits]) -> tuple[Event, str] | None:
     return max(crashes, key=lambda found: found[0].order, default=None)
 
 
-def _near_end(event: Event, input_lines: Sequence[int | None]) -> bool:
+def near_end(event: Event, input_lines: Sequence[int | None]) -> bool:
     """Whether ``event`` is among the last :data:`END_LINES` lines of its input
     (``input_lines`` gives each input's line count; an unknown count says no)."""
     index = event.order[0]
@@ -180,7 +180,7 @@ def facts(
         # service): the fallbacks quote them
         found["error_lines"] = [unprefixed(e.text).strip()[:MAX_LINE_CHARS] for e in events]
         if input_lines:
-            found["error_at_end"] = _near_end(events[-1], input_lines) and not _went_on(
+            found["error_at_end"] = near_end(events[-1], input_lines) and not _went_on(
                 hits, events[-1]
             )
     crash = crash_report(hits)
