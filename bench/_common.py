@@ -14,6 +14,15 @@ from pathlib import Path
 GPUDOCTOR = [sys.executable, "-m", "gpudoctor"]
 
 
+def measured_source() -> str:
+    """The directory the gpudoctor these benchmarks time is imported from: the installed one,
+    or the tree ``PYTHONPATH`` names. Printed first, so that a run meant for another tree (a
+    worktree of older code) cannot time the installed package unnoticed."""
+    import gpudoctor
+
+    return str(Path(gpudoctor.__file__).resolve().parent.parent)
+
+
 def gpudoctor_command() -> list[str]:
     """The installed console script when it is beside this interpreter, else ``-m``."""
     script = Path(sys.executable).with_name("gpudoctor")

@@ -22,7 +22,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import gpudoctor_command, have, peak_rss_of, run_timed, write_training_log
+from _common import (
+    gpudoctor_command,
+    have,
+    measured_source,
+    peak_rss_of,
+    run_timed,
+    write_training_log,
+)
 
 BODIES = 8
 """Distinct generated logs, copied round the ranks (writing 1,024 distinct ones takes long)."""
@@ -75,6 +82,7 @@ def main() -> None:
         write_ranks(every, max(args.ranks), args.mb)
         logs = sorted(every.glob("rank*.log"))
         pinned = have("taskset")
+        print(f"gpudoctor from {measured_source()}")
         print(f"{'ranks':>6} {'MB':>7} {'all CPUs':>18} {'one CPU':>18} {'peak RSS':>9}")
         for ranks in sorted(args.ranks):
             folder = Path(tmp) / f"n{ranks}"

@@ -32,7 +32,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import gpudoctor_command, run_timed, write_training_log
+from _common import gpudoctor_command, measured_source, run_timed, write_training_log
 
 CHECK_TARGET = 0.05
 EXPLAIN_TARGET = 6.0
@@ -137,6 +137,7 @@ def main() -> None:
         "--repeat-env", type=int, default=3, help="repeats of collect_env (seconds each)"
     )
     args = parser.parse_args()
+    print(f"gpudoctor from {measured_source()}")
     _precompile()
     _startup(args.repeat, args.baseline)
     _check_vs_collect_env(args.repeat, args.repeat_env)

@@ -29,7 +29,14 @@ import tempfile
 import time
 from pathlib import Path
 
-from _common import gpudoctor_command, have, peak_rss_of, run_timed, write_training_log
+from _common import (
+    gpudoctor_command,
+    have,
+    measured_source,
+    peak_rss_of,
+    run_timed,
+    write_training_log,
+)
 from gpudoctor.pipeline import LogInput, make_scanner, scan_logs
 from gpudoctor.rulebook.book import RuleBook, load_rulebook
 
@@ -174,6 +181,7 @@ def main() -> None:
         mb = size / 1e6
         command = [*gpudoctor_command(), "explain", "--format", "json", str(log)]
         gd_time, gd_code = run_timed(command)
+        print(f"gpudoctor from {measured_source()}")
         print(f"log: {mb:.0f} MB, {len(specs)} patterns from {len(book.rules)} rules")
         print(f"gpudoctor explain: {gd_time:.2f} s = {mb / gd_time:.0f} MB/s (exit {gd_code})")
         scan_time = _scan_seconds(book, log)

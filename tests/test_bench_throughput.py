@@ -46,3 +46,20 @@ def test_grep_accepts_every_translated_pattern_of_the_pack(tmp_path: Path) -> No
         env={"LC_ALL": "C"},
     )
     assert (done.returncode, done.stderr) == (0, "")
+
+
+def test_the_benches_name_the_tree_they_time(tmp_path: Path) -> None:
+    """A run meant for another tree (PYTHONPATH=OLD/src) says it times that tree."""
+    fake = tmp_path / "old" / "src"
+    (fake / "gpudoctor").mkdir(parents=True)
+    (fake / "gpudoctor" / "__init__.py").write_text("")
+    bench = Path(__file__).parent.parent / "bench"
+    code = "import _common; print(_common.measured_source())"
+    found = subprocess.run(
+        [sys.executable, "-c", code],
+        env={"PYTHONPATH": f"{fake}:{bench}", "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert found.stdout.strip() == str(fake.resolve())

@@ -183,7 +183,7 @@ def name_findings(tmp_path: Path, condition: str) -> list[str]:
         '\'matched("epoch") and count("oom") >= 1 and first("oom", "step") < 9\'',
         '\'only("oom") or only("epoch", "oom")\'',
         '\'followed_by("oom", "epoch")\'',
-        '\'at_end("oom")\'',
+        "'at_end(\"oom\")'",
         "'any(x > 3 for x in [step]) and version(driver_version) >= version(\"525\")'",
     ],
 )
@@ -230,7 +230,7 @@ def test_known_names_pass(tmp_path: Path, condition: str) -> None:
             "[unknown-pattern-id]",
         ),
         (
-            '\'at_end("epok")\'',
+            "'at_end(\"epok\")'",
             '15:6: error: condition: at_end(): no pattern "epok" in this rule '
             "(its patterns: epoch, oom) [unknown-pattern-id]",
         ),
